@@ -1,0 +1,71 @@
+"""The thin command line: each command builds a config and calls one library function.
+
+Commands live in their own modules under :mod:`snapaudit.cli` and are imported
+only when invoked, so ``snapaudit --help`` stays fast and optional extras stay
+optional.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from snapaudit.errors import SnapauditError
+
+# command name -> (module under snapaudit.cli, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "analyze": ("analyze", "Audit answer tables from two snapshots (any system)."),
+    "init": ("init", "Write a commented protocol template."),
+    "run": ("run", "Run every stage of a protocol that is not yet locked, then analyze."),
+    "status": ("status", "Show stage progress, attempts by outcome, and locks of a run."),
+    "corpus": ("corpus", "Ingest and shard a corpus for the built-in testbed."),
+    "demo": ("demo", "Run a complete locked audit on the embedded demo world."),
+    "report": ("report", "Write the HTML and Markdown report of a run."),
+    "export": ("export", "Write a sanitized artifact of a run."),
+    "verify": ("verify", "Recompute every claim of an artifact, with no network."),
+    "judge-audit": ("judge_audit", "Have a second judge label a blind sample; agreement."),
+    "replicate": ("replicate", "Rerun two locked states with a second generator."),
+    "plan": ("plan", "Questions needed for a target power, from a pilot run."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module = importlib.import_module(f"snapaudit.cli.{entry[0]}")
+        command: click.Command = module.command
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup)
+@click.version_option(package_name="snapaudit")
+def cli() -> None:
+    """snapaudit: does a new snapshot of a RAG system still give the same answers?"""
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Console entry point: library errors become one clear line and an exit code."""
+    try:
+        return cli.main(args=argv, standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2)
+    except SnapauditError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)

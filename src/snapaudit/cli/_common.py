@@ -1,0 +1,39 @@
+"""Options shared by several commands."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from snapaudit.progress import Progress, choose_progress
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def progress_option(func: F) -> F:
+    """``--progress auto|rich|plain|silent``."""
+    return click.option(
+        "--progress",
+        "progress_kind",
+        type=click.Choice(["auto", "rich", "plain", "silent"]),
+        default="auto",
+        show_default=True,
+        help="How to show progress (auto: a bar on a terminal, plain lines otherwise).",
+    )(func)
+
+
+def set_option(func: F) -> F:
+    """``--set dotted.key=value`` protocol overrides, repeatable."""
+    return click.option(
+        "--set",
+        "overrides",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Override a protocol field (dotted key; value parsed as TOML). Repeatable.",
+    )(func)
+
+
+def make_progress(kind: str) -> Progress:
+    return choose_progress(kind)

@@ -1,0 +1,1 @@
+"""The self-generated demo world."""

@@ -1,0 +1,108 @@
+"""The one error hierarchy of snapaudit.
+
+Every error the library raises on purpose derives from :class:`SnapauditError`,
+so a caller can catch one type. The CLI maps them to exit codes::
+
+    SnapauditError                      exit 2 unless noted
+    ├── InputError                      a bad input file: names file, line and problem
+    ├── ProtocolError                   a protocol TOML that does not validate
+    ├── ConfigError                     a bad option or combination of options
+    ├── IntegrityError                  a ledger, lock, manifest or artifact that changed
+    │   └── ProtocolMismatchError       resuming with a protocol whose hash differs
+    ├── LockError                       a stage run out of order (e.g. gold read before unlock)
+    ├── BackendError                    a backend that cannot be used (missing extra, bad model)
+    ├── TransportInvalid                one retryable failed external call (never escapes a run)
+    ├── RetriesExhaustedError           cells that still failed after every retry
+    └── VerificationError               `verify` found claims that do not reproduce (exit 3)
+
+``GateFailed`` is not an error: the release gate reports through the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class SnapauditError(Exception):
+    """Root of every error snapaudit raises on purpose."""
+
+    exit_code: int = 2
+
+
+class InputError(SnapauditError):
+    """A malformed input file. The message names the file, the line and the problem."""
+
+    def __init__(self, problem: str, *, path: str | None = None, line: int | None = None):
+        self.problem = problem
+        self.path = path
+        self.line = line
+        where = ""
+        if path is not None:
+            where = f"{path}:{line}: " if line is not None else f"{path}: "
+        super().__init__(f"{where}{problem}")
+
+
+class ProtocolError(SnapauditError):
+    """A protocol file that does not validate."""
+
+
+class ConfigError(SnapauditError):
+    """A bad option or combination of options."""
+
+
+class IntegrityError(SnapauditError):
+    """Something bound by a hash (ledger row, lock, manifest, artifact) has changed."""
+
+
+class ProtocolMismatchError(IntegrityError):
+    """The protocol differs from the one the run was locked with."""
+
+    def __init__(self, changed_fields: Sequence[str]):
+        self.changed_fields = list(changed_fields)
+        super().__init__(
+            "protocol differs from the locked protocol in output-shaping fields: "
+            + ", ".join(self.changed_fields)
+        )
+
+
+class LockError(SnapauditError):
+    """A stage was attempted out of order, e.g. reading gold before the gold unlock."""
+
+
+class BackendError(SnapauditError):
+    """A backend (generator, retriever, judge) that cannot be used as configured."""
+
+
+class TransportInvalid(SnapauditError):
+    """One failed external call that is retried: connection error, timeout, 429/5xx,
+    unparseable or schema-violating body, empty or oversized answer."""
+
+    def __init__(self, reason: str, *, detail: str = "", retry_after: float | None = None):
+        self.reason = reason
+        self.detail = detail
+        self.retry_after = retry_after
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+
+
+class RetriesExhaustedError(SnapauditError):
+    """Cells that exhausted their retries; they are listed, never dropped."""
+
+    def __init__(self, stage: str, cell_keys: Sequence[str]):
+        self.stage = stage
+        self.cell_keys = list(cell_keys)
+        shown = ", ".join(self.cell_keys[:10])
+        more = f" (+{len(self.cell_keys) - 10} more)" if len(self.cell_keys) > 10 else ""
+        super().__init__(
+            f"{len(self.cell_keys)} {stage} cell(s) exhausted their retries: {shown}{more}; "
+            "re-run the same command to retry them"
+        )
+
+
+class VerificationError(SnapauditError):
+    """An artifact whose claims do not reproduce."""
+
+    exit_code = 3
+
+    def __init__(self, failures: Sequence[str]):
+        self.failures = list(failures)
+        super().__init__("claims that do not reproduce:\n  " + "\n  ".join(self.failures))

@@ -1,0 +1,1 @@
+"""Generator backends behind one interface, registered by name, imported lazily."""

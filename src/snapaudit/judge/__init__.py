@@ -1,0 +1,1 @@
+"""The blind semantic judge: packets, judges, validation and audits."""

@@ -1,0 +1,1 @@
+"""The audit report: HTML and Markdown from results."""

@@ -1,0 +1,1 @@
+"""Retrieval backends over nested corpus prefixes."""

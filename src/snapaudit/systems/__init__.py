@@ -1,0 +1,1 @@
+"""Systems under audit: what answers a question in one state."""

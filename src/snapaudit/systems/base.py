@@ -1,0 +1,75 @@
+"""The one small interface every audited system implements.
+
+A *system* answers one question in one state. The engine owns scheduling,
+retries and the ledger; a system only makes one attempt per call and raises
+:class:`~snapaudit.errors.TransportInvalid` for a retryable failure.
+
+Systems that expose retrieval (the built-in testbed) also implement
+:meth:`RetrievingSystem.retrieve`; the engine then runs the retrieval lock
+(two independent passes, compared byte for byte) and hands the locked
+evidence back in :attr:`AnswerCall.evidence`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What retrieval produced for one (question, state): ordered ids and rendered bytes."""
+
+    doc_ids: tuple[str, ...]
+    rendered: str
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerCall:
+    """One attempt at one cell. ``seed`` is derived from the cell key and attempt."""
+
+    question_id: str
+    question: str
+    state: str
+    repeat: int
+    attempt: int
+    seed: int
+    evidence: Evidence | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerOutcome:
+    """A successful attempt: an answer the engine will validate and accept."""
+
+    answer: str
+    doc_ids: tuple[str, ...] | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+    latency_s: float = 0.0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class System(Protocol):
+    """Answers questions in one state of a snapshot."""
+
+    def spec(self) -> dict[str, Any]:
+        """Everything about this system that shapes outputs, secret-free; it is hash-bound."""
+        ...
+
+    async def answer(self, call: AnswerCall) -> AnswerOutcome:
+        """One attempt; raise TransportInvalid on a retryable failure."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections and models."""
+        ...
+
+
+@runtime_checkable
+class RetrievingSystem(System, Protocol):
+    """A system whose retrieval the engine can lock before any generation."""
+
+    def retrieve(self, question_id: str, question: str, pass_no: int) -> Evidence | None:
+        """Retrieve and render evidence. ``pass_no`` 1 and 2 must use independent,
+        initially empty caches. Return None for a state with no retrieval (n0)."""
+        ...
