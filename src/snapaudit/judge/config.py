@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from snapaudit._model import Frozen
 from snapaudit.generate.config import GeneratorConfig
 
@@ -16,3 +18,8 @@ class JudgeConfig(Frozen):
     labels_path: str | None = None
     scope: Literal["all", "endpoints"] = "all"
     generator: GeneratorConfig | None = None
+    # rule judge only: decide the pairs the rules leave open with all-MiniLM-L6-v2
+    # cosine >= this threshold (None: open pairs are "different"; no model is loaded).
+    rule_embedding_threshold: float | None = Field(default=None, ge=-1.0, le=1.0)
+    # llm judge only: the completion budget is 64 + tokens_per_pair * pairs.
+    tokens_per_pair: int = Field(default=24, ge=8, le=256)

@@ -27,6 +27,9 @@ class RetrieverConfig(Frozen):
     id_path: str = "id"
     url_path: str = "url"
     text_path: str = "text"
+    # optional: send the state's shard count under this parameter name (None: not sent)
+    prefix_param: str | None = None
+    timeout_s: float = Field(default=30.0, gt=0)
 
 
 class RenderConfig(Frozen):
@@ -36,6 +39,8 @@ class RenderConfig(Frozen):
 
 class TestbedConfig(Frozen):
     """The single-turn retriever-generator. ``states`` maps state -> number of shards (0 = none)."""
+
+    __test__ = False  # not a pytest test class, despite its name
 
     corpus: str = ""
     states: dict[str, int] = Field(default_factory=dict)

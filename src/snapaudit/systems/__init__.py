@@ -1,1 +1,26 @@
 """Systems under audit: what answers a question in one state."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from snapaudit.errors import ConfigError
+
+if TYPE_CHECKING:
+    from snapaudit.protocol import Protocol
+    from snapaudit.systems.base import System
+
+
+def build_system(protocol: Protocol, state: str, run_dir: Path) -> System:
+    """The system answering in ``state``: an HTTP endpoint or the built-in testbed."""
+    if state not in protocol.states.order:
+        raise ConfigError(f"unknown state {state!r}")
+    if protocol.system.kind == "http":
+        from snapaudit.systems.http import HttpSystem
+
+        return HttpSystem(state, protocol.systems[state], protocol.run)
+    module = importlib.import_module("snapaudit.systems.testbed")
+    system: System = module.TestbedSystem.from_protocol(protocol, state, run_dir)
+    return system

@@ -1,0 +1,107 @@
+"""Whole-question bootstrap of per-question means, by resampling counts of distinct rows.
+
+Resampling n questions with replacement and averaging a per-question value matrix V (n, m)
+depends only on how many times each question is drawn; questions whose rows of V are equal
+are interchangeable, so it depends only on how many times each *distinct row* is drawn.
+Those counts are Multinomial(n, f_k / n), f_k the multiplicity of distinct row k. With few
+repeats per state the per-question values take few distinct rows (for r = 2 and two kernels,
+a few dozen at most), so a draw costs O(K) instead of O(n).
+
+The stream (documented, reproducible on any machine and chunking):
+1. ``U, inverse = numpy.unique(V, axis=0, return_inverse=True)``: categories are the distinct
+   rows in lexicographic order of their float64 values;
+2. ``f = bincount(inverse)``, ``p = f / n``;
+3. ``rng = numpy.random.Generator(numpy.random.PCG64(seed))``;
+4. draw b = 1..B in order: ``counts_b = rng.multinomial(n, p)`` (drawn in chunks of rows with
+   ``size=``, which consumes the stream exactly as one row at a time);
+5. the draw's column means are ``counts_b @ U / n``.
+All columns of V are resampled jointly (the same resampled questions for every column).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+CHUNK_ELEMENTS = 4_000_000
+DEFAULT_DRAWS = 50_000
+
+
+@dataclass(frozen=True)
+class BootstrapDraws:
+    """Point estimates (column means of V) and the bootstrap draws of them (B, m)."""
+
+    point: np.ndarray
+    draws: np.ndarray
+    categories: int
+
+    def summary(self, column: int = 0, scale: float = 1.0) -> Interval:
+        return summarize(self.point[column] * scale, self.draws[:, column] * scale)
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A point estimate with its percentile-bootstrap bounds."""
+
+    point: float
+    lcb95: float
+    ci95: tuple[float, float]
+    p_nonpositive: float
+
+    def to_json(self) -> dict[str, object]:
+        return {"point": self.point, "lcb95": self.lcb95, "ci95": list(self.ci95),
+                "p_nonpositive": self.p_nonpositive}
+
+
+def summarize(point: float, draws: np.ndarray, tol: float = 1e-9) -> Interval:
+    """5th percentile (one-sided 95% lower bound), 2.5th/97.5th percentiles (linear
+    interpolation, numpy's default) and the share of draws <= 0 (within ``tol``)."""
+    lo5, lo, hi = np.percentile(draws, [5.0, 2.5, 97.5])
+    return Interval(float(point), float(lo5), (float(lo), float(hi)),
+                    float(np.mean(draws <= tol)))
+
+
+def whole_question_bootstrap(values: np.ndarray, draws: int = DEFAULT_DRAWS, seed: int = 0,
+                             *, chunk_elements: int = CHUNK_ELEMENTS) -> BootstrapDraws:
+    """Bootstrap the column means of ``values`` (n,) or (n, m), resampling whole questions.
+
+    ``chunk_elements`` bounds the memory of one block of counts; it never changes the draws.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim == 1:
+        v = v[:, None]
+    n = v.shape[0]
+    if n == 0 or draws < 1:
+        raise ValueError("the bootstrap needs at least one question and one draw")
+    uniq, inverse = np.unique(v, axis=0, return_inverse=True)
+    freq = np.bincount(inverse.ravel(), minlength=uniq.shape[0])
+    p = freq / n
+    rng = np.random.Generator(np.random.PCG64(seed))
+    out = np.empty((draws, v.shape[1]))
+    step = max(1, chunk_elements // uniq.shape[0])
+    for start in range(0, draws, step):
+        size = min(step, draws - start)
+        counts = rng.multinomial(n, p, size=size)
+        out[start:start + size] = (counts @ uniq) / n
+    return BootstrapDraws(v.mean(axis=0), out, int(uniq.shape[0]))
+
+
+def index_bootstrap(values: np.ndarray, draws: int, seed: int,
+                    chunk: int = 10_000_000) -> np.ndarray:
+    """The straightforward baseline: gather resampled question indices (B, m).
+
+    Not the stream of :func:`whole_question_bootstrap`; kept for benchmarks and tests.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim == 1:
+        v = v[:, None]
+    n = v.shape[0]
+    rng = np.random.Generator(np.random.PCG64(seed))
+    out = np.empty((draws, v.shape[1]))
+    step = max(1, chunk // n)
+    for start in range(0, draws, step):
+        size = min(step, draws - start)
+        idx = rng.integers(0, n, size=(size, n))
+        out[start:start + size] = v[idx].mean(axis=1)
+    return out

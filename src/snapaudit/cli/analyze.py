@@ -1,0 +1,54 @@
+"""``snapaudit analyze``: audit answer tables from two snapshots of any system."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from pydantic import ValidationError
+
+from snapaudit import tables
+from snapaudit.analysis import AnalysisConfig, analyze
+from snapaudit.errors import ConfigError
+from snapaudit.summary import render_text
+
+
+@click.command("analyze")
+@click.option("--answers", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              required=True, help="Answers JSONL (one row per call).")
+@click.option("--labels", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Pair labels JSONL (semantic kernel).")
+@click.option("--gold", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Gold: snapaudit JSONL, NQ-open JSONL or DPR TriviaQA TSV.")
+@click.option("--gold-format", type=click.Choice(tables.GOLD_FORMATS), default="auto",
+              show_default=True)
+@click.option("--old", required=True, help="The old state.")
+@click.option("--new", required=True, help="The new state.")
+@click.option("--ladder", help="Ordered states for the ladder analysis, e.g. n0,n1,n3,n7.")
+@click.option("--benchmark", type=click.Choice(["nq", "triviaqa"]), default="nq",
+              show_default=True, help="Answer normalization.")
+@click.option("--draws", type=int, default=50_000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--judge", "primary_judge", help="Primary judge for the semantic kernel.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the results JSON here.")
+def command(answers: Path, labels: Path | None, gold: Path | None, gold_format: str, old: str,
+            new: str, ladder: str | None, benchmark: str, draws: int, seed: int,
+            primary_judge: str | None, json_out: Path | None) -> None:
+    """Excess churn of NEW over OLD beyond repeat noise, the gate, and diagnostics."""
+    try:
+        config = AnalysisConfig(
+            old=old, new=new, benchmark=benchmark, draws=draws, seed=seed,  # type: ignore[arg-type]
+            ladder=tuple(s.strip() for s in ladder.split(",")) if ladder else None,
+            primary_judge=primary_judge)
+    except ValidationError as exc:
+        raise ConfigError("; ".join(e["msg"] for e in exc.errors())) from None
+    rows = tables.read_answers(answers)
+    labs = tables.read_labels(labels, rows) if labels else []
+    gold_map = tables.read_gold(gold, gold_format) if gold else None
+    result = analyze(rows, config=config, labels=labs, gold=gold_map)
+    click.echo(render_text(result), nl=False)
+    if json_out is not None:
+        json_out.write_text(json.dumps(result.to_json(), indent=2, ensure_ascii=False,
+                                       allow_nan=False) + "\n", encoding="utf-8")

@@ -1,0 +1,22 @@
+"""``snapaudit report DIR``: write DIR/report.html and DIR/report.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("report")
+@click.argument("run_dir", metavar="DIR", type=click.Path(file_okay=False, exists=True,
+                                                          path_type=Path))
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Where to write the report (default: DIR).")
+def command(run_dir: Path, out_dir: Path | None) -> None:
+    """Write the self-contained HTML report and its Markdown twin for a finished run."""
+    from snapaudit.report.build import write_report
+
+    paths = write_report(run_dir, out_dir)
+    click.echo(paths.report.verdict)
+    click.echo(f"wrote {paths.html}")
+    click.echo(f"wrote {paths.markdown}")

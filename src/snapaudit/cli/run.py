@@ -1,0 +1,42 @@
+"""``snapaudit run``: every stage not yet locked, then the analysis."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from snapaudit.cli._common import make_progress, progress_option, set_option
+
+EXIT_INCOMPATIBLE = 4
+
+
+@click.command("run")
+@click.argument("protocol_path", metavar="PROTOCOL.toml",
+                type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--run-dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="The run directory (created on the first run; resumed afterwards).")
+@set_option
+@progress_option
+@click.option("--fail-on", "fail_on", type=click.Choice(["incompatible"]), default=None,
+              help="Exit 4 when the release gate finds excess churn.")
+def command(protocol_path: Path, run_dir: Path, overrides: tuple[str, ...],
+            progress_kind: str, fail_on: str | None) -> None:
+    """Run (or resume) the audit of PROTOCOL.toml in --run-dir and write results.json."""
+    from snapaudit.engine import run_protocol_file
+
+    progress = make_progress(progress_kind)
+    try:
+        outcome = run_protocol_file(protocol_path, run_dir, list(overrides), progress)
+    finally:
+        progress.close()
+    gate = outcome.results.get("gate", {})
+    passed = bool(gate.get("passed"))
+    click.echo(f"wrote {outcome.results_path}")
+    for kernel, stats in sorted(outcome.results.get("kernels", {}).items()):
+        click.echo(f"{kernel:<9} D = {stats['d_hat']:+.2f} pp  (lcb95 {stats['lcb95']:+.2f} pp)")
+    click.echo("gate: " + ("excess churn found (incompatible)" if passed
+                           else "no excess churn shown"))
+    if fail_on == "incompatible" and passed:
+        sys.exit(EXIT_INCOMPATIBLE)

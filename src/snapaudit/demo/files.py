@@ -1,0 +1,116 @@
+"""Write the demo world to disk: corpus, questions, gold, plants, and its protocol."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from snapaudit.demo.world import N_SHARDS, World
+from snapaudit.hashing import canonical_json
+
+
+@dataclass(frozen=True)
+class WorldFiles:
+    """Where :func:`write_world` put each part of the world."""
+
+    root: Path
+    corpus: Path
+    questions: Path
+    gold: Path
+    plants: Path
+    protocol: Path
+
+
+def _jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+
+
+def demo_protocol(files_root: Path, *, repeats: int = 2, seed: int = 7,
+                  n_questions: int | None = None, top_k: int = 4, threads: int = 2) -> str:
+    """The demo protocol TOML: testbed states n0, n1, n3, n7 over the world's 7 shards,
+    old n1 / new n7, the embedded local generator and the rule judge.
+
+    ``top_k`` defaults to 4, not the study's 8: the embedded model prefills only tens of
+    tokens per second on a small CPU, and every document costs ~20 tokens per call."""
+    size = n_questions if n_questions is not None else 10_000
+    root = files_root.as_posix()
+    return f"""# The snapaudit demo: an invented world with planted changes (docs/demo.md).
+name = "snapaudit-demo"
+
+[states]
+order = ["n0", "n1", "n3", "n7"]
+old = "n1"
+new = "n7"
+
+[design]
+repeats = {repeats}
+seed = {seed}
+
+[cohort]
+source = "jsonl"
+path = "{root}/questions.jsonl"
+size = {size}
+seed = {seed}
+
+[gold]
+path = "{root}/gold.jsonl"
+format = "jsonl"
+
+[system]
+kind = "testbed"
+
+[testbed]
+corpus = "{root}/corpus"
+top_k = {top_k}
+states = {{ n0 = 0, n1 = 1, n3 = 3, n7 = 7 }}
+
+[testbed.retriever]
+kind = "bm25"
+
+[generator]
+backend = "local"
+temperature = 0.7
+max_tokens = 24
+n_threads = {threads}
+
+[judge]
+kind = "rule"
+name = "rule"
+
+[bootstrap]
+draws = 2000
+seed = {seed}
+
+[run]
+concurrency = 1
+"""
+
+
+def write_world(world: World, root: str | Path, *, repeats: int = 2,
+                protocol_text: str | None = None) -> WorldFiles:
+    """Write ``world`` under ``root`` (created if needed); byte-identical for equal worlds."""
+    root = Path(root).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    files = WorldFiles(root, root / "corpus.jsonl", root / "questions.jsonl",
+                       root / "gold.jsonl", root / "plants.json", root / "protocol.toml")
+    _jsonl(files.corpus, world.docs)
+    _jsonl(files.questions, world.questions)
+    _jsonl(files.gold, world.gold)
+    plants = {"version": 1, "seed": world.seed, "n_shards": N_SHARDS,
+              "doc_shards": world.doc_shards, "questions": world.plants}
+    files.plants.write_text(canonical_json(plants) + "\n", encoding="utf-8")
+    text = protocol_text or demo_protocol(root, repeats=repeats, seed=world.seed,
+                                          n_questions=len(world.questions))
+    files.protocol.write_text(text, encoding="utf-8")
+    return files
+
+
+def read_plants(path: str | Path) -> dict[str, dict[str, Any]]:
+    """Question id -> plant record (kind, expected behaviour, planted documents)."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    questions: dict[str, dict[str, Any]] = data["questions"]
+    return questions

@@ -1,0 +1,67 @@
+"""``snapaudit demo``: build the world, index it, run the locked audit, write the report."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from snapaudit.demo.files import WorldFiles, write_world
+from snapaudit.demo.world import N_SHARDS, build_world
+from snapaudit.errors import ConfigError
+from snapaudit.progress import Progress
+
+
+@dataclass(frozen=True)
+class DemoConfig:
+    out: Path
+    questions: int = 16
+    seed: int = 7
+    repeats: int = 2
+    overrides: Sequence[str] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class DemoOutcome:
+    run_dir: Path
+    results: dict[str, Any]
+    report_html: Path
+    report_md: Path
+    plant_score: dict[str, Any] | None
+
+
+def prepare_world(config: DemoConfig, progress: Progress) -> WorldFiles:
+    """Write the world under ``out/world`` and build its 7-shard corpus (once)."""
+    from snapaudit.corpus import CorpusInput, build_corpus
+
+    world_dir = config.out / "world"
+    world = build_world(config.questions, config.seed)
+    if (world_dir / "corpus").exists() and (world_dir / "questions.jsonl").exists():
+        return write_world(world, world_dir, repeats=config.repeats)
+    files = write_world(world, world_dir, repeats=config.repeats)
+    progress.info(f"demo world: {len(world.docs)} documents in {N_SHARDS} shards, "
+                  f"{len(world.questions)} questions")
+    shutil.rmtree(world_dir / "corpus", ignore_errors=True)
+    build_corpus([CorpusInput(files.corpus)], world_dir / "corpus", shards=N_SHARDS,
+                 seed=config.seed, progress=progress)
+    return files
+
+
+def run_demo(config: DemoConfig, progress: Progress) -> DemoOutcome:
+    """Run the whole demo; re-running the same command resumes the locked run."""
+    from snapaudit.engine import run_protocol_file
+    from snapaudit.report.build import plant_score, write_report
+    from snapaudit.report.load import load_run
+
+    if config.questions < 5:
+        raise ConfigError("--questions must be at least 5 (one per kind of plant)")
+    config.out.mkdir(parents=True, exist_ok=True)
+    files = prepare_world(config, progress)
+    run_dir = config.out / "run"
+    outcome = run_protocol_file(files.protocol, run_dir, list(config.overrides), progress)
+    shutil.copyfile(files.plants, run_dir / "plants.json")
+    paths = write_report(run_dir)
+    return DemoOutcome(run_dir, outcome.results, paths.html, paths.markdown,
+                       plant_score(load_run(run_dir)))

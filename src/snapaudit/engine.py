@@ -1,0 +1,419 @@
+"""The stages of ``snapaudit run``, in order, ending in ``DIR/results.json``.
+
+preflight (validate, select the cohort, build systems, reach endpoints; nothing written)
+-> open or verify the run (protocol hash, resolved TOML, cohort manifest, lock chain)
+-> retrieval lock (RetrievingSystem states only) -> answer lock -> semantic lock
+-> gold unlock -> analysis. Each stage runs only if its lock is missing; see docs/engine.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from snapaudit import cohort
+from snapaudit.errors import (
+    ConfigError,
+    InputError,
+    IntegrityError,
+    LockError,
+    TransportInvalid,
+)
+from snapaudit.hashing import sha256_file, sha256_json
+from snapaudit.ledger import Ledger
+from snapaudit.locks import (
+    LEDGER_NAME,
+    LockRecord,
+    LockStage,
+    code_version,
+    content_now,
+    initialize_run,
+    make_lock,
+    verify_chain,
+    verify_run_files,
+)
+from snapaudit.progress import Progress
+from snapaudit.protocol import (
+    Protocol,
+    load_protocol,
+    protocol_hash,
+)
+from snapaudit.runner import CellResult, CellTask, RetryPolicy, run_cells
+from snapaudit.schedule import answer_schedule
+from snapaudit.systems import build_system
+from snapaudit.systems.base import AnswerCall, Evidence, RetrievingSystem, System
+from snapaudit.tables import AnswerRef, AnswerRow, GoldRow, PairLabel
+
+MAX_ANSWER_BYTES = 512
+BOOTSTRAP_METHOD = "whole-question bootstrap, snapaudit.bootstrap"
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    results_path: Path
+    results: dict[str, Any]
+
+
+@dataclass
+class _Run:
+    protocol: Protocol
+    run_dir: Path
+    base_dir: Path
+    progress: Progress
+    questions: list[cohort.Question]
+    systems: dict[str, System]
+    ledger: Ledger
+    depends: dict[str, str]
+    chain: list[LockRecord]
+
+    @property
+    def judge_stage(self) -> str:
+        return f"judge:{self.protocol.judge.name}"
+
+    def policy(self) -> RetryPolicy:
+        r = self.protocol.run
+        return RetryPolicy(r.concurrency, r.rate_limit_per_s, r.max_attempts,
+                           r.backoff_base_s, r.backoff_max_s, self.protocol.design.seed)
+
+    def locked(self, stage: str) -> bool:
+        return any(rec.stage == stage for rec in self.chain)
+
+    def lock(self, stage: LockStage, content: Mapping[str, str]) -> None:
+        record, digest = make_lock(stage, self.depends, content, self.chain)
+        self.ledger.add_lock(record.seq, stage, record.model_dump(mode="json"), digest)
+        self.chain.append(record)
+        self.progress.info(f"locked {stage} ({digest[:12]})")
+
+
+# ---------------------------------------------------------------- entry points
+
+
+def run_audit(protocol: Protocol, run_dir: Path, *, base_dir: Path | None = None,
+              progress: Progress) -> RunOutcome:
+    """Run every stage not yet locked, then the analysis; see the module docstring."""
+    return asyncio.run(_run_audit(protocol, Path(run_dir), base_dir or Path.cwd(), progress))
+
+
+def run_protocol_file(path: Path, run_dir: Path, overrides: Sequence[str],
+                      progress: Progress) -> RunOutcome:
+    """``snapaudit run``: relative paths in the protocol resolve against its folder."""
+    protocol = load_protocol(path, overrides)
+    return run_audit(protocol, run_dir, base_dir=Path(path).resolve().parent, progress=progress)
+
+
+async def _run_audit(protocol: Protocol, run_dir: Path, base: Path,
+                     progress: Progress) -> RunOutcome:
+    ledger_path = run_dir / LEDGER_NAME
+    fresh = not _initialized(ledger_path)
+    manifest = cohort.select(protocol.cohort, base) if fresh else None
+    systems = {s: build_system(protocol, s, run_dir) for s in protocol.states.order}
+    try:
+        await _preflight(systems, protocol.run.timeout_s)
+        if fresh:
+            assert manifest is not None
+            initialize_run(protocol, run_dir, manifest, base)
+        else:
+            verify_run_files(run_dir, protocol)
+        with Ledger(ledger_path) as ledger:
+            run = _open(protocol, run_dir, base, progress, systems, ledger)
+            await _stages(run)
+            return _analyze(run)
+    finally:
+        for system in systems.values():
+            await system.aclose()
+
+
+def _initialized(ledger_path: Path) -> bool:
+    if not ledger_path.exists():
+        return False
+    with Ledger(ledger_path) as ledger:
+        return ledger.get_meta("protocol_sha256") is not None
+
+
+async def _preflight(systems: Mapping[str, System], timeout_s: float) -> None:
+    from snapaudit.systems.http import HttpSystem
+    from snapaudit.transport import check_reachable
+
+    for system in systems.values():
+        if isinstance(system, HttpSystem):
+            system.check_credentials()
+            await check_reachable(system.config.url, min(timeout_s, 10.0))
+
+
+def _open(protocol: Protocol, run_dir: Path, base: Path, progress: Progress,
+          systems: dict[str, System], ledger: Ledger) -> _Run:
+    depends = {
+        "protocol_sha256": protocol_hash(protocol),
+        "cohort_sha256": str(ledger.get_meta("cohort_sha256")),
+        "systems_sha256": sha256_json({s: systems[s].spec() for s in sorted(systems)}),
+        "code_version": code_version(),
+        "bootstrap_sha256": sha256_json({"method": BOOTSTRAP_METHOD,
+                                         **protocol.bootstrap.model_dump(mode="json")}),
+    }
+    questions = cohort.read_manifest(run_dir / "cohort.json")
+    chain = verify_chain(ledger.locks(), content_now(ledger, protocol, base), depends)
+    ledger.interrupt_unfinished()
+    return _Run(protocol, run_dir, base, progress, questions, systems, ledger, depends, chain)
+
+
+# ---------------------------------------------------------------- stages
+
+
+async def _stages(run: _Run) -> None:
+    evidence: dict[tuple[str, str], Evidence | None] = {}
+    if any(isinstance(s, RetrievingSystem) for s in run.systems.values()):
+        if not run.locked("retrieval"):
+            await _retrieval_stage(run)
+        evidence = _locked_evidence(run.ledger)
+    if not run.locked("answer"):
+        await _answer_stage(run, evidence)
+    answers = answer_rows(run.ledger, run.questions)
+    _write_table(run.run_dir, "answers.jsonl", "write_answers", answers)
+    if not run.locked("semantic"):
+        await _semantic_stage(run, answers)
+    _write_table(run.run_dir, "labels.jsonl", "write_labels", pair_labels(run))
+    if not run.locked("gold"):
+        gold = _gold_unlock(run)
+        _write_table(run.run_dir, "gold.jsonl", "write_gold", gold)
+
+
+def _write_table(run_dir: Path, name: str, writer: str, rows: Sequence[Any]) -> None:
+    from snapaudit import tables
+
+    (run_dir / "tables").mkdir(exist_ok=True)
+    tmp = run_dir / "tables" / (name + ".tmp")
+    getattr(tables, writer)(tmp, rows)
+    tmp.replace(run_dir / "tables" / name)
+
+
+async def _retrieval_stage(run: _Run) -> None:
+    tasks: list[CellTask] = []
+    for q in run.questions:
+        for state, system in run.systems.items():
+            if not isinstance(system, RetrievingSystem):
+                continue
+            for pass_no in (1, 2):
+                tasks.append(CellTask(f"{q.question_id}|{state}|p{pass_no}",
+                                      {"question_id": q.question_id, "state": state,
+                                       "pass": pass_no},
+                                      _retrieve_call(system, q, pass_no)))
+    await run_cells(run.ledger, "retrieval", tasks, run.policy(), run.progress)
+    cells = {c.cell_key: c.payload for c in run.ledger.cells("retrieval")}
+    bad = sorted(k[:-3] for k, p1 in cells.items()
+                 if k.endswith("|p1") and cells.get(k[:-3] + "|p2") != p1)
+    if bad:
+        raise IntegrityError("retrieval is not reproducible (pass 1 != pass 2) for "
+                             f"{len(bad)} cell(s): " + ", ".join(bad))
+    run.lock("retrieval", run.ledger.content_hashes("retrieval"))
+
+
+def _retrieve_call(system: RetrievingSystem, q: cohort.Question, pass_no: int) -> Any:
+    async def call(attempt: int, seed: int) -> CellResult:
+        ev = await asyncio.to_thread(system.retrieve, q.question_id, q.question, pass_no)
+        if ev is None:
+            return CellResult({"evidence": None})
+        return CellResult({"evidence": {"doc_ids": list(ev.doc_ids), "rendered": ev.rendered}})
+    return call
+
+
+def _locked_evidence(ledger: Ledger) -> dict[tuple[str, str], Evidence | None]:
+    out: dict[tuple[str, str], Evidence | None] = {}
+    for cell in ledger.cells("retrieval"):
+        qid, state, pass_no = cell.cell_key.rsplit("|", 2)
+        if pass_no == "p1":
+            ev = cell.payload["evidence"]
+            out[(qid, state)] = None if ev is None else Evidence(tuple(ev["doc_ids"]),
+                                                                 ev["rendered"])
+    return out
+
+
+def validate_answer(answer: str) -> None:
+    """Accept any nonempty answer of at most 512 UTF-8 bytes; else TransportInvalid."""
+    if not answer.strip():
+        raise TransportInvalid("empty_answer")
+    size = len(answer.encode("utf-8"))
+    if size > MAX_ANSWER_BYTES:
+        raise TransportInvalid("oversized_answer", detail=f"{size} bytes")
+
+
+async def _answer_stage(run: _Run, evidence: Mapping[tuple[str, str], Evidence | None]) -> None:
+    text = {q.question_id: q.question for q in run.questions}
+    tasks = []
+    for sc in answer_schedule(list(text), run.protocol.states.order, run.protocol.design.repeats):
+        key = f"{sc.question_id}|{sc.state}|{sc.repeat}"
+        request = {"question_id": sc.question_id, "state": sc.state, "repeat": sc.repeat}
+        tasks.append(CellTask(key, request, _answer_call(
+            run.systems[sc.state], sc.question_id, text[sc.question_id], sc.state, sc.repeat,
+            evidence.get((sc.question_id, sc.state)))))
+    await run_cells(run.ledger, "answer", tasks, run.policy(), run.progress)
+    run.lock("answer", run.ledger.content_hashes("answer"))
+
+
+def _answer_call(system: System, qid: str, question: str, state: str, repeat: int,
+                 evidence: Evidence | None) -> Any:
+    async def call(attempt: int, seed: int) -> CellResult:
+        out = await system.answer(AnswerCall(qid, question, state, repeat, attempt, seed,
+                                             evidence))
+        validate_answer(out.answer)
+        doc_ids = list(out.doc_ids) if out.doc_ids is not None else None
+        return CellResult({"answer": out.answer, "doc_ids": doc_ids}, dict(out.usage),
+                          out.latency_s or None)
+    return call
+
+
+def answer_rows(ledger: Ledger, questions: Sequence[cohort.Question]) -> list[AnswerRow]:
+    """Accepted answers as interchange rows, in cohort order, then state key, then repeat."""
+    text = {q.question_id: q.question for q in questions}
+    order = {q.question_id: i for i, q in enumerate(questions)}
+    rows = []
+    for cell in ledger.cells("answer"):
+        qid, state, rep = cell.cell_key.rsplit("|", 2)
+        ids = cell.payload.get("doc_ids")
+        rows.append(AnswerRow(qid, state, int(rep), cell.payload["answer"],
+                              tuple(ids) if ids is not None else None, text.get(qid)))
+    return sorted(rows, key=lambda r: (order.get(r.question_id, -1), r.state, r.repeat))
+
+
+async def _semantic_stage(run: _Run, answers: Sequence[AnswerRow]) -> None:
+    cfg = run.protocol.judge
+    if cfg.kind == "labels":
+        _import_labels(run, answers)
+    elif cfg.kind in ("llm", "rule"):
+        await _judge_questions(run, answers)
+    semantic = {"judge_kind": cfg.kind, **run.ledger.content_hashes(run.judge_stage)}
+    run.lock("semantic", semantic)
+
+
+def _scope_answers(run: _Run, answers: Sequence[AnswerRow]) -> dict[str, list[AnswerRow]]:
+    keep = set(run.protocol.states.order)
+    if run.protocol.judge.scope == "endpoints":
+        keep = {run.protocol.states.old, run.protocol.states.new}
+    out: dict[str, list[AnswerRow]] = {q.question_id: [] for q in run.questions}
+    for row in answers:
+        if row.state in keep:
+            out[row.question_id].append(row)
+    return out
+
+
+def _import_labels(run: _Run, answers: Sequence[AnswerRow]) -> None:
+    from snapaudit.tables import read_labels
+
+    cfg = run.protocol.judge
+    path = cohort.resolve(str(cfg.labels_path), run.base_dir)
+    labels = read_labels(path, answers)
+    names = {lab.judge for lab in labels}
+    chosen = [lab for lab in labels if lab.judge == cfg.name] or (
+        labels if len(names) == 1 else [])
+    if not chosen:
+        raise InputError(f"no labels from judge {cfg.name!r} (found {sorted(names)})",
+                         path=str(path))
+    given = {(lab.question_id, *sorted((lab.a, lab.b))): lab.same for lab in chosen}
+    payloads: dict[str, dict[str, Any]] = {}
+    missing: list[str] = []
+    for qid, rows in _scope_answers(run, answers).items():
+        refs = sorted(AnswerRef(r.state, r.repeat) for r in rows)
+        items = []
+        for a, b in combinations(refs, 2):
+            same = given.get((qid, a, b))
+            if same is None:
+                missing.append(f"{qid} {a.state}/{a.repeat}-{b.state}/{b.repeat}")
+            items.append({"a": [a.state, a.repeat], "b": [b.state, b.repeat], "same": same})
+        payloads[qid] = {"labels": items}
+    if missing:
+        raise InputError(f"labels do not cover {len(missing)} pair(s), e.g. "
+                         + "; ".join(missing[:5]), path=str(path))
+    request_hash = sha256_file(path)
+    done = run.ledger.accepted_keys(run.judge_stage)
+    for qid, payload in payloads.items():
+        if qid not in done:
+            aid = run.ledger.begin_attempt(run.judge_stage, qid, request_hash)
+            run.ledger.finish_and_accept(run.judge_stage, qid, aid, payload)
+
+
+async def _judge_questions(run: _Run, answers: Sequence[AnswerRow]) -> None:
+    from snapaudit.judge.packets import build_packet, to_pair_labels
+    from snapaudit.judge.registry import build_judge
+
+    judge = build_judge(run.protocol.judge)
+    text = {q.question_id: q.question for q in run.questions}
+    tasks = []
+    for qid, rows in _scope_answers(run, answers).items():
+        packet, mapping = build_packet(qid, text[qid], [
+            (AnswerRef(r.state, r.repeat), r.answer) for r in rows], run.protocol.design.seed)
+
+        def make(packet: Any = packet, mapping: Any = mapping, qid: str = qid) -> Any:
+            async def call(attempt: int, seed: int) -> CellResult:
+                verdict = await judge.judge(packet, seed)
+                labels = to_pair_labels(qid, verdict, mapping, run.protocol.judge.name)
+                return CellResult({"labels": [
+                    {"a": [x.a.state, x.a.repeat], "b": [x.b.state, x.b.repeat],
+                     "same": x.same} for x in labels]})
+            return call
+
+        tasks.append(CellTask(qid, {"question_id": qid, "judge": judge.spec(),
+                                    "packet": sha256_json([packet.labels, packet.answers])},
+                              make()))
+    try:
+        await run_cells(run.ledger, run.judge_stage, tasks, run.policy(), run.progress)
+    finally:
+        await judge.aclose()
+
+
+def pair_labels(run: _Run) -> list[PairLabel]:
+    """Accepted pair labels of the protocol's judge, from the ledger."""
+    out = []
+    for cell in run.ledger.cells(run.judge_stage):
+        for item in cell.payload["labels"]:
+            out.append(PairLabel(cell.cell_key, AnswerRef(*item["a"]), AnswerRef(*item["b"]),
+                                 bool(item["same"]), run.protocol.judge.name))
+    return out
+
+
+def _gold_unlock(run: _Run) -> list[GoldRow]:
+    if not (run.locked("answer") and run.locked("semantic")):
+        raise LockError("gold is readable only after the answer and semantic locks")
+    gold = read_gold(run)
+    run.lock("gold", {"gold_sha256": sha256_file(cohort.resolve(run.protocol.gold.path,
+                                                                run.base_dir))})
+    return gold
+
+
+def read_gold(run: _Run) -> list[GoldRow]:
+    """Gold of the cohort questions; LockError unless answer and semantic locks exist."""
+    from snapaudit.tables import read_gold as read_table
+
+    if not (run.locked("answer") and run.locked("semantic")):
+        raise LockError("gold is readable only after the answer and semantic locks")
+    cfg = run.protocol.gold
+    table = read_table(cohort.resolve(cfg.path, run.base_dir), cfg.format)
+    missing = [q.question_id for q in run.questions if q.question_id not in table]
+    if missing:
+        raise ConfigError(f"gold file {cfg.path} lacks {len(missing)} cohort question(s): "
+                          + ", ".join(missing[:10]))
+    return [GoldRow(q.question_id, tuple(table[q.question_id])) for q in run.questions]
+
+
+def _analyze(run: _Run) -> RunOutcome:
+    from snapaudit.analysis import AnalysisConfig, analyze
+
+    p = run.protocol
+    gold = {g.question_id: g.answers for g in read_gold(run)}
+    config = AnalysisConfig(
+        old=p.states.old, new=p.states.new,
+        ladder=tuple(p.states.order) if len(p.states.order) > 2 else None,
+        benchmark=p.gold.benchmark, draws=p.bootstrap.draws, seed=p.bootstrap.seed,
+        gate=p.gate, primary_judge=p.judge.name if p.judge.kind != "none" else None)
+    result = analyze(answer_rows(run.ledger, run.questions), config=config,
+                     labels=pair_labels(run), gold=gold)
+    results = result.to_json()
+    path = run.run_dir / "results.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(results, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+                   encoding="utf-8")
+    tmp.replace(path)
+    return RunOutcome(path, results)

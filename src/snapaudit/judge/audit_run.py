@@ -1,0 +1,57 @@
+"""The judge audit of a run directory: read its tables, run the audit, write the result."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from snapaudit.agreement import JudgeAgreement
+from snapaudit.errors import LockError
+from snapaudit.judge.audit import AuditPlan, run_judge_audit
+from snapaudit.judge.config import JudgeConfig
+from snapaudit.judge.registry import build_judge
+from snapaudit.ledger import Ledger
+from snapaudit.progress import Progress
+from snapaudit.protocol import load_protocol
+from snapaudit.runner import RetryPolicy
+from snapaudit.tables import read_answers, read_labels
+
+
+def audit_path(run_dir: Path, judge_name: str) -> Path:
+    return run_dir / "judge-audit" / f"{judge_name}.json"
+
+
+async def audit_run_dir(run_dir: Path, judge_config: JudgeConfig, sample: int,
+                        progress: Progress) -> tuple[JudgeAgreement, Path]:
+    """Audit the primary judge of ``run_dir`` with ``judge_config`` on ``sample`` questions.
+
+    Needs the semantic lock (``DIR/tables/labels.jsonl``); writes
+    ``DIR/judge-audit/<name>.json`` and returns the agreement and that path.
+    """
+    protocol = load_protocol(run_dir / "protocol.resolved.toml")
+    labels_file = run_dir / "tables" / "labels.jsonl"
+    if not labels_file.exists():
+        raise LockError(f"{labels_file} not found: run the semantic stage before the audit")
+    answers = read_answers(run_dir / "tables" / "answers.jsonl")
+    labels = read_labels(labels_file, answers)
+    questions = {r.question_id: r.question or "" for r in answers}
+    plan = AuditPlan(primary=protocol.judge.name, old=protocol.states.old,
+                     new=protocol.states.new, sample=sample, seed=protocol.design.seed,
+                     draws=protocol.bootstrap.draws)
+    r = protocol.run
+    policy = RetryPolicy(concurrency=r.concurrency, rate_limit_per_s=r.rate_limit_per_s,
+                         max_attempts=r.max_attempts, backoff_base_s=r.backoff_base_s,
+                         backoff_max_s=r.backoff_max_s, design_seed=protocol.design.seed)
+    judge = build_judge(judge_config)
+    try:
+        with Ledger(run_dir / "ledger.sqlite") as ledger:
+            result = await run_judge_audit(ledger, answers, labels, questions, judge, plan,
+                                           policy, progress)
+    finally:
+        await judge.aclose()
+    out = audit_path(run_dir, judge.name)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    body = {"schema": "snapaudit/judge-audit/v1", "judge": judge.spec(),
+            "primary": plan.primary, "sample": sample, "seed": plan.seed, **result.to_json()}
+    out.write_text(json.dumps(body, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return result, out

@@ -1,0 +1,58 @@
+"""An LLM as a blind judge: any generator backend, the fixed prompt, a validated verdict."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from snapaudit.errors import ConfigError
+from snapaudit.generate.base import GenerationRequest, Generator
+from snapaudit.judge.base import JudgePacket
+from snapaudit.judge.config import JudgeConfig
+from snapaudit.judge.packets import Verdict, parse_verdict_text, verdict_schema
+from snapaudit.judge.prompt import SYSTEM, prompt_spec, render_user
+
+
+class LLMJudge:
+    """Sends one packet per call to a generator and validates its JSON verdict.
+
+    One attempt per call: a malformed, incomplete or non-JSON verdict raises
+    ``TransportInvalid("schema")`` and the engine retries it.
+    """
+
+    def __init__(self, config: JudgeConfig, generator: Generator | None = None) -> None:
+        if config.generator is None:
+            raise ConfigError("judge.kind = 'llm' needs a [judge.generator] table")
+        self.name = config.name
+        self._config = config
+        if generator is None:
+            from snapaudit.generate.registry import build_generator
+
+            generator = build_generator(config.generator)
+        self._generator = generator
+
+    def spec(self) -> dict[str, Any]:
+        return {
+            "kind": "llm",
+            "name": self.name,
+            "prompt": prompt_spec(),
+            "generator": self._generator.spec(),
+            "tokens_per_pair": self._config.tokens_per_pair,
+            "output_schema": "snapaudit/judge-verdict/v1",
+        }
+
+    def request(self, packet: JudgePacket, seed: int) -> GenerationRequest:
+        """The exact request this judge sends for ``packet``."""
+        return GenerationRequest(
+            system=SYSTEM,
+            user=render_user(packet),
+            seed=seed,
+            json_schema=verdict_schema(packet),
+            max_tokens=64 + self._config.tokens_per_pair * len(packet.pairs),
+        )
+
+    async def judge(self, packet: JudgePacket, seed: int) -> Verdict:
+        result = await self._generator.generate(self.request(packet, seed))
+        return parse_verdict_text(packet, result.text)
+
+    async def aclose(self) -> None:
+        await self._generator.aclose()

@@ -1,0 +1,72 @@
+"""A judge named on the command line: a TOML file with a ``[judge]`` table, or a short form.
+
+Short forms: ``rule`` (the offline rule judge), ``rule+minilm@0.8`` (with the
+embedding tie-breaker at that threshold), ``openai:MODEL@BASE_URL``,
+``anthropic:MODEL@BASE_URL``, ``local:MODEL``. ``NAME=`` in front sets the judge
+name (default: the kind, e.g. ``rule`` or ``openai-MODEL``).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from pydantic import ValidationError
+
+from snapaudit.errors import ConfigError
+from snapaudit.generate.config import GeneratorConfig
+from snapaudit.judge.config import JudgeConfig
+
+Backend = Literal["openai", "anthropic", "local"]
+
+
+def _from_toml(path: Path) -> JudgeConfig:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the judge file: {exc}") from None
+    table = data.get("judge")
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: needs a [judge] table")
+    return _validate(table, str(path))
+
+
+def _validate(table: dict[str, Any], source: str) -> JudgeConfig:
+    try:
+        return JudgeConfig.model_validate(table)
+    except ValidationError as exc:
+        raise ConfigError(f"{source}: invalid judge: {exc}") from None
+
+
+def _short(spec: str) -> dict[str, Any]:
+    if spec == "rule":
+        return {"kind": "rule", "name": "rule"}
+    if spec.startswith("rule+minilm@"):
+        return {"kind": "rule", "name": "rule-minilm",
+                "rule_embedding_threshold": float(spec.split("@", 1)[1])}
+    backend, sep, rest = spec.partition(":")
+    if not sep or backend not in ("openai", "anthropic", "local") or not rest:
+        raise ConfigError(f"judge spec {spec!r}: use a TOML file, 'rule', "
+                          "'openai:MODEL@URL', 'anthropic:MODEL@URL' or 'local:MODEL'")
+    model, _, url = rest.partition("@")
+    gen = GeneratorConfig(backend=cast(Backend, backend), model=model, base_url=url or None)
+    return {"kind": "llm", "name": f"{backend}-{model}".replace("/", "-"), "generator": gen}
+
+
+def parse_judge_spec(spec: str) -> JudgeConfig:
+    """The judge config of ``spec`` (see the module docstring); ConfigError when unusable."""
+    name, eq, body = spec.partition("=")
+    if not eq or "/" in name or ":" in name:
+        name, body = "", spec
+    path = Path(body)
+    if body.endswith(".toml"):
+        config = _from_toml(path)
+    else:
+        try:
+            config = _validate(_short(body), spec)
+        except ValueError as exc:
+            raise ConfigError(f"judge spec {spec!r}: {exc}") from None
+    if config.kind not in ("llm", "rule"):
+        raise ConfigError(f"judge spec {spec!r}: an audit judge must be kind 'llm' or 'rule'")
+    return config.model_copy(update={"name": name}) if name else config

@@ -1,0 +1,53 @@
+"""Official-style answer normalization for NQ and TriviaQA.
+
+NQ (the SQuAD/DPR evaluation): lowercase, drop punctuation, drop the articles a/an/the,
+collapse whitespace. TriviaQA (its official ``normalize_answer``): underscores become spaces,
+then lowercase, then punctuation *and* the Unicode quotes ‘ ’ ´ ` become spaces (not deleted),
+then articles and whitespace as for NQ.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+from collections.abc import Callable
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b", flags=re.UNICODE)
+_PUNCT = frozenset(string.punctuation)
+_TRIVIA_PUNCT = _PUNCT | {"‘", "’", "´", "`"}
+
+Normalizer = Callable[[str], str]
+
+
+def _strip(text: str, drop: frozenset[str], by: str = "") -> str:
+    return "".join(by if ch in drop else ch for ch in text)
+
+
+def normalize_nq(text: str) -> str:
+    """NQ-open / DPR answer normalization."""
+    text = unicodedata.normalize("NFD", text).lower()
+    text = _strip(text, _PUNCT)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def normalize_triviaqa(text: str) -> str:
+    """TriviaQA answer normalization (underscores and Unicode quotes included)."""
+    text = text.lower().replace("_", " ")
+    text = _strip(text, _TRIVIA_PUNCT, by=" ")
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+NORMALIZERS: dict[str, Normalizer] = {"nq": normalize_nq, "triviaqa": normalize_triviaqa}
+
+
+def normalizer(benchmark: str) -> Normalizer:
+    """The normalizer of ``benchmark`` ("nq" or "triviaqa")."""
+    try:
+        return NORMALIZERS[benchmark]
+    except KeyError:
+        from snapaudit.errors import ConfigError
+
+        raise ConfigError(f"unknown benchmark {benchmark!r}; expected nq or triviaqa") from None

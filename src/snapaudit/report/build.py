@@ -1,0 +1,45 @@
+"""``snapaudit report DIR``: read a finished run and write report.html and report.md."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from snapaudit.demo.recovery import score_plants
+from snapaudit.report.content import build_report
+from snapaudit.report.html import render_html
+from snapaudit.report.load import RunView, load_run
+from snapaudit.report.markdown import render_markdown
+from snapaudit.report.model import Report
+
+
+@dataclass(frozen=True)
+class ReportPaths:
+    html: Path
+    markdown: Path
+    report: Report
+
+
+def plant_score(view: RunView) -> dict[str, Any] | None:
+    """Planted-flip recall and precision when the run is the demo world."""
+    if view.plants is None:
+        return None
+    flagged = (view.results.get("flips") or {}).get("question_ids") or []
+    return score_plants(view.plants, flagged).to_json()
+
+
+def make_report(view: RunView) -> Report:
+    return build_report(view, plant_score(view))
+
+
+def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> ReportPaths:
+    """Write ``report.html`` and ``report.md`` (into ``out_dir``, default the run directory)."""
+    view = load_run(run_dir)
+    report = make_report(view)
+    out = Path(out_dir) if out_dir is not None else Path(run_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    html_path, md_path = out / "report.html", out / "report.md"
+    html_path.write_text(render_html(report), encoding="utf-8", newline="\n")
+    md_path.write_text(render_markdown(report), encoding="utf-8", newline="\n")
+    return ReportPaths(html_path, md_path, report)

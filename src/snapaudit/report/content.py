@@ -1,0 +1,213 @@
+"""What the report says: headline, figures and Tables 1-4, built from a run's results.
+
+Reads the results JSON (docs/results-schema.md; percentages and percentage points as the
+analysis writes them) and the run tables; returns a :class:`Report` both renderers share.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from snapaudit.report import figures
+from snapaudit.report.drilldown import drilldown_rows, trajectory_table
+from snapaudit.report.load import RunView
+from snapaudit.report.model import Figure, Report, Section, Table, interval, num
+
+KERNELS = ("exact", "semantic")
+TRANSITIONS = (("match_to_match", "match → match"), ("match_to_nonmatch", "match → nonmatch"),
+               ("nonmatch_to_match", "nonmatch → match"),
+               ("nonmatch_to_same_nonmatch", "nonmatch → same nonmatch"),
+               ("nonmatch_to_different_nonmatch", "nonmatch → different nonmatch"))
+
+
+def _get(data: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
+def _f(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _pair(r: dict[str, Any]) -> tuple[str, str]:
+    return str(_get(r, "comparison", "old")), str(_get(r, "comparison", "new"))
+
+
+def verdict(r: dict[str, Any]) -> tuple[str, bool | None]:
+    """The gate's decision in words; ``passed`` means the gate found excess churn."""
+    passed = _get(r, "gate", "passed")
+    if passed is None:
+        return "Gate not evaluated", None
+    if passed:
+        return "INCOMPATIBLE: the release gate found excess answer churn", False
+    return "COMPATIBLE: the release gate found no excess answer churn", True
+
+
+def headline(r: dict[str, Any]) -> Section:
+    old, new = _pair(r)
+    rows = []
+    for kernel in KERNELS:
+        k = _get(r, "kernels", kernel)
+        if not isinstance(k, dict):
+            continue
+        rows.append((kernel, num(k.get("within")), num(k.get("cross")), num(k.get("d_hat")),
+                     num(k.get("lcb95")), interval(k.get("ci95")), num(k.get("p_nonpositive"), 4)))
+    churn = Table(f"Excess answer churn {old} → {new} (percent; D in percentage points)",
+                  ("kernel", "Within", "Cross", "D", "LCB95", "95% CI", "P(D ≤ 0)"), tuple(rows))
+    em_old, em_new = _get(r, "utility", old, "em"), _get(r, "utility", new, "em")
+    paragraphs = [f"Comparison {old} → {new}: {num(_get(r, 'comparison', 'questions'))} "
+                  f"questions × {num(_get(r, 'comparison', 'repeats'))} repeats.",
+                  f"Exact match {num(em_old)} % → {num(em_new)} % "
+                  f"(change {num(_get(r, 'utility', 'em_delta'))} pp)."]
+    rules = _get(r, "gate", "rules") or []
+    gate_rows = tuple((str(_get(x, "rule") or x), num(_get(x, "value")),
+                       "holds" if _get(x, "passed") else "does not hold") for x in rules)
+    gate = Table("Release gate rules (all must hold for the gate to flag excess churn)",
+                 ("rule", "value", "outcome"), gate_rows)
+    return Section("Headline", tuple(paragraphs), (churn, gate))
+
+
+def _scatter(r: dict[str, Any]) -> Figure:
+    em = _f(_get(r, "utility", "em_delta")) or 0.0
+    points, rows = [], []
+    for kernel in KERNELS:
+        k = _get(r, "kernels", kernel)
+        d = _f(_get(k, "d_hat"))
+        if d is None:
+            continue
+        ci = _get(k, "ci95") if isinstance(_get(k, "ci95"), list) else [None, None]
+        points.append(figures.Point(kernel, em, d, _f(ci[0]), _f(ci[1])))
+        rows.append((kernel, num(em), num(d), interval(ci)))
+    svg = figures.scatter(points, "EM change (pp)", "excess churn D (pp)",
+                          "Excess churn against EM change")
+    return Figure("Excess churn D against EM change, with 95% intervals",
+                  svg, Table("", ("kernel", "EM change", "D", "95% CI"), tuple(rows)))
+
+
+def _transitions(r: dict[str, Any]) -> Figure | None:
+    t = _get(r, "transitions")
+    if not isinstance(t, dict):
+        return None
+    shares = [_f(t.get(key)) or 0.0 for key, _ in TRANSITIONS]
+    names = [name for _, name in TRANSITIONS]
+    old, new = _pair(r)
+    svg = figures.stacked([f"{old} → {new}"], names, [shares],
+                          "Matched-repeat EM transition composition")
+    rows = tuple((name, num(v)) for name, v in zip(names, shares, strict=True))
+    return Figure("Matched-repeat EM transition composition (percent of comparisons)", svg,
+                  Table("", ("transition", "percent"), rows))
+
+
+def _histogram(r: dict[str, Any]) -> Figure | None:
+    hist = _get(r, "overlap", "histogram")
+    if isinstance(hist, dict):
+        items = sorted((int(k), _f(v) or 0.0) for k, v in hist.items())
+    elif isinstance(hist, list):
+        items = [(i, _f(v) or 0.0) for i, v in enumerate(hist)]
+    else:
+        return None
+    k = _get(r, "overlap", "k")
+    if isinstance(k, int):
+        have = dict(items)
+        items = [(i, have.get(i, 0.0)) for i in range(k + 1)]
+    labels = [str(k) for k, _ in items]
+    svg = figures.bars(labels, [("questions", [v for _, v in items])], "questions",
+                       "Top-k document overlap")
+    rows = tuple((str(k), num(v, 0)) for k, v in items)
+    caption = (f"Documents shared by the two top-k lists (mean {num(_get(r, 'overlap', 'mean'))}, "
+               f"none shared: {num(_get(r, 'overlap', 'zero_rate'))} %)")
+    return Figure(caption, svg, Table("", ("shared documents", "questions"), rows))
+
+
+def ladder_steps(r: dict[str, Any]) -> list[dict[str, Any]]:
+    """Ladder steps as dicts with ``step``, ``d_hat``, ``flips``, ``questions``."""
+    ladder = _get(r, "ladder")
+    steps = ladder
+    if isinstance(ladder, dict) and "steps" in ladder:
+        steps = list(ladder["steps"] or [])
+        if isinstance(ladder.get("endpoints"), dict):
+            steps.append(ladder["endpoints"])
+    out = []
+    if isinstance(steps, dict):
+        steps = [{"step": k, **v} for k, v in steps.items() if isinstance(v, dict)]
+    for s in steps or []:
+        name = s.get("step") or f"{s.get('old', s.get('from'))} → {s.get('new', s.get('to'))}"
+        d = s.get("d_hat", _get(s, "semantic", "d_hat"))
+        flips = s.get("flips", _get(s, "semantic", "flips"))
+        flips = flips.get("count") if isinstance(flips, dict) else flips
+        out.append({"step": str(name).replace("->", "→"), "d_hat": _f(d), "flips": flips,
+                    "questions": s.get("questions", _get(r, "comparison", "questions"))})
+    return out
+
+
+def _ladder(r: dict[str, Any]) -> tuple[Figure | None, Table | None]:
+    steps = ladder_steps(r)
+    if not steps:
+        return None, None
+    rows = []
+    for s in steps:
+        n, f = s["questions"], s["flips"]
+        share = f" ({100 * f / n:.2f}%)" if isinstance(f, int) and isinstance(n, int) and n else ""
+        rows.append((s["step"], num(s["d_hat"]), f"{num(f)}/{num(n)}{share}"))
+    table = Table("Table 4. Per-step decomposition: semantic D (pp) and strict flips",
+                  ("transition", "D", "stable flips"), tuple(rows))
+    svg = figures.bars([s["step"] for s in steps],
+                       [("semantic D (pp)", [s["d_hat"] or 0.0 for s in steps]),
+                        ("strict flips", [float(s["flips"] or 0) for s in steps])],
+                       "pp / questions", "D and strict flips per ladder step")
+    return Figure("Semantic D and strict flips per step of the ladder", svg, table), table
+
+
+def design_table(view: RunView) -> Table:
+    r = view.results
+    old, new = _pair(r)
+    depth = max((len(a.doc_ids) for a in view.answers if a.doc_ids), default=0)
+    judges = sorted({lab.judge for lab in view.labels})
+    rows = (("Cohort", f"{num(_get(r, 'comparison', 'questions'))} questions"),
+            ("Conditions", ", ".join(view.states) + (f"; top-{depth} evidence" if depth else "")),
+            ("Confirmatory pair", f"{old} → {new}"),
+            ("Answer cells", f"{len(view.answers)}"),
+            ("Semantic judging", ", ".join(judges) if judges else "none (exact kernel only)"),
+            ("Locks", ", ".join(str(x.get("stage", x.get("name", "?"))) for x in view.locks)
+             or "-"))
+    return Table("Table 1. Locked design", ("component", "value"), rows)
+
+
+def build_report(view: RunView, plant_score: dict[str, Any] | None = None) -> Report:
+    r = view.results
+    old, new = _pair(r)
+    text, ok = verdict(r)
+    head = headline(r)
+    figs = [f for f in (_scatter(r), _transitions(r), _histogram(r)) if f is not None]
+    ladder_fig, ladder_table = _ladder(r)
+    if ladder_fig is not None:
+        figs.append(ladder_fig)
+    flips = _get(r, "flips") or {}
+    flip_par = (f"Strict semantic flips {old} → {new}: {num(flips.get('count'))} questions; "
+                f"they account for {num(flips.get('contribution_pp'))} pp of D, the rest "
+                f"{num(flips.get('rest_pp'))} pp.")
+    tables = [design_table(view), Table("Table 2. Excess answer churn", head.tables[0].header,
+                                        head.tables[0].rows),
+              trajectory_table(view, list(flips.get("question_ids") or []))]
+    if ladder_table is not None:
+        tables.append(ladder_table)
+    sections = [head, Section("Figures", (flip_par,), (), tuple(figs)),
+                Section("Tables", (), tuple(tables))]
+    if plant_score is not None:
+        sections.append(_plants_section(plant_score))
+    return Report(title="Snapshot Compatibility Audit", subtitle=f"{old} → {new}", verdict=text,
+                  verdict_ok=ok, sections=tuple(sections),
+                  drilldown=tuple(drilldown_rows(view)), states=tuple(view.states))
+
+
+def _plants_section(score: dict[str, Any]) -> Section:
+    rows = tuple((kind, f"{v['flagged']}/{v['total']}") for kind, v in score["by_kind"].items())
+    par = (f"Planted flips recovered: recall {num(score['recall'])}, precision "
+           f"{num(score['precision'])} ({score['hits']} of {score['planted']} planted flips "
+           f"flagged; {score['flagged']} questions flagged in all).")
+    return Section("Demo world: planted changes", (par,),
+                   (Table("Questions flagged as strict flips, by plant", ("plant", "flagged"),
+                          rows),))

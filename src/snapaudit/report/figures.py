@@ -1,0 +1,169 @@
+"""Hand-written inline SVG figures: no scripts, no external resources, every label escaped."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+
+PALETTE = ("#2b6cb0", "#c05621", "#2f855a", "#b83280", "#718096", "#d69e2e")
+_W, _H = 560, 300
+_L, _R, _T, _B = 60, 20, 20, 50  # margins
+
+
+@dataclass(frozen=True)
+class Point:
+    label: str
+    x: float
+    y: float
+    y_lo: float | None = None
+    y_hi: float | None = None
+
+
+def _t(text: str) -> str:
+    return escape(text, quote=True)
+
+
+def _svg(body: list[str], title: str, width: int = _W, height: int = _H) -> str:
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" role="img" viewBox="0 0 {width} {height}" '
+            f'width="{width}" height="{height}"><title>{_t(title)}</title>'
+            + "".join(body) + "</svg>")
+
+
+def _scale(lo: float, hi: float, a: float, b: float) -> tuple[float, float]:
+    """Linear map [lo, hi] -> [a, b] as (slope, offset)."""
+    span = hi - lo if hi != lo else 1.0
+    slope = (b - a) / span
+    return slope, a - slope * lo
+
+
+def _step(span: float, n: int = 5) -> float:
+    raw = span / n if span > 0 else 1.0
+    power = 10 ** math.floor(math.log10(raw))
+    return float(next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw))
+
+
+def _range(values: Sequence[float], pad: float = 0.05) -> tuple[float, float]:
+    """A padded range that includes 0, widened to round tick steps."""
+    lo, hi = min([*values, 0.0]), max([*values, 0.0])
+    extra = (hi - lo) * pad or 1.0
+    step = _step(hi - lo + 2 * extra)
+    return math.floor((lo - extra) / step) * step, math.ceil((hi + extra) / step) * step
+
+
+def _ticks(lo: float, hi: float) -> list[float]:
+    step = _step(hi - lo)
+    first = math.ceil(lo / step - 1e-9) * step
+    return [first + i * step for i in range(int((hi - first) / step + 1e-9) + 1)]
+
+
+def _axes(x_title: str, y_title: str, y_lo: float, y_hi: float) -> list[str]:
+    sy, oy = _scale(y_lo, y_hi, _H - _B, _T)
+    out = [f'<line x1="{_L}" y1="{_T}" x2="{_L}" y2="{_H - _B}" stroke="#333"/>',
+           f'<line x1="{_L}" y1="{_H - _B}" x2="{_W - _R}" y2="{_H - _B}" stroke="#333"/>']
+    for tick in _ticks(y_lo, y_hi):
+        y = sy * tick + oy
+        out.append(f'<text x="{_L - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end">'
+                   f'{tick:g}</text><line x1="{_L - 3}" y1="{y:.1f}" x2="{_L}" y2="{y:.1f}" '
+                   'stroke="#333"/>')
+    out.append(f'<text x="{(_L + _W - _R) / 2}" y="{_H - 10}" font-size="12" '
+               f'text-anchor="middle">{_t(x_title)}</text>')
+    out.append(f'<text x="14" y="{(_T + _H - _B) / 2}" font-size="12" text-anchor="middle" '
+               f'transform="rotate(-90 14 {(_T + _H - _B) / 2})">{_t(y_title)}</text>')
+    return out
+
+
+def scatter(points: Sequence[Point], x_title: str, y_title: str, title: str) -> str:
+    """Points with vertical interval whiskers, and dashed zero lines."""
+    xs = [p.x for p in points]
+    ys = [v for p in points for v in (p.y, p.y_lo, p.y_hi) if v is not None]
+    x_lo, x_hi = _range(xs, 0.3)
+    y_lo, y_hi = _range(ys)
+    sx, ox = _scale(x_lo, x_hi, _L, _W - _R)
+    sy, oy = _scale(y_lo, y_hi, _H - _B, _T)
+    body = _axes(x_title, y_title, y_lo, y_hi)
+    body.append(f'<line x1="{sx * 0 + ox:.1f}" y1="{_T}" x2="{sx * 0 + ox:.1f}" '
+                f'y2="{_H - _B}" stroke="#999" stroke-dasharray="4 3"/>')
+    body.append(f'<line x1="{_L}" y1="{oy:.1f}" x2="{_W - _R}" y2="{oy:.1f}" stroke="#999" '
+                'stroke-dasharray="4 3"/>')
+    for tick in _ticks(x_lo, x_hi):
+        body.append(f'<text x="{sx * tick + ox:.1f}" y="{_H - _B + 16}" font-size="11" '
+                    f'text-anchor="middle">{tick:g}</text>')
+    for i, p in enumerate(points):
+        color = PALETTE[i % len(PALETTE)]
+        x, y = sx * p.x + ox, sy * p.y + oy
+        if p.y_lo is not None and p.y_hi is not None:
+            lo, hi = sy * p.y_lo + oy, sy * p.y_hi + oy
+            body.append(f'<line x1="{x:.1f}" y1="{lo:.1f}" x2="{x:.1f}" y2="{hi:.1f}" '
+                        f'stroke="{color}" stroke-width="2"/>')
+            for yy in (lo, hi):
+                body.append(f'<line x1="{x - 6:.1f}" y1="{yy:.1f}" x2="{x + 6:.1f}" '
+                            f'y2="{yy:.1f}" stroke="{color}" stroke-width="2"/>')
+        body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{color}"/>')
+        body.append(f'<text x="{x + 9:.1f}" y="{y - 6 + 14 * i:.1f}" font-size="12" '
+                    f'fill="{color}">{_t(p.label)}</text>')
+    return _svg(body, title)
+
+
+def bars(labels: Sequence[str], series: Sequence[tuple[str, Sequence[float]]],
+         y_title: str, title: str) -> str:
+    """Grouped vertical bars: one group per label, one bar per series, values printed."""
+    values = [v for _, vs in series for v in vs]
+    y_lo, y_hi = _range(values)
+    sy, oy = _scale(y_lo, y_hi, _H - _B, _T)
+    body = _axes("", y_title, y_lo, y_hi)
+    group = (_W - _L - _R) / max(1, len(labels))
+    width = group * 0.7 / max(1, len(series))
+    for g, label in enumerate(labels):
+        x0 = _L + g * group + group * 0.15
+        for s, (_, vs) in enumerate(series):
+            v = vs[g]
+            top, base = sy * max(v, 0) + oy, sy * min(v, 0) + oy
+            x = x0 + s * width
+            body.append(f'<rect x="{x:.1f}" y="{top:.1f}" width="{width - 2:.1f}" '
+                        f'height="{max(base - top, 0.5):.1f}" fill="{PALETTE[s % 6]}"/>')
+            body.append(f'<text x="{x + width / 2:.1f}" y="{top - 3:.1f}" font-size="10" '
+                        f'text-anchor="middle">{v:g}</text>')
+        body.append(f'<text x="{x0 + group * 0.35:.1f}" y="{_H - _B + 16}" font-size="11" '
+                    f'text-anchor="middle">{_t(label)}</text>')
+    body.extend(_legend([name for name, _ in series]))
+    return _svg(body, title)
+
+
+def _legend(names: Sequence[str]) -> list[str]:
+    out = []
+    for i, name in enumerate(names):
+        x = _L + 10 + i * 150
+        out.append(f'<rect x="{x}" y="{_H - 28}" width="10" height="10" fill="{PALETTE[i % 6]}"/>'
+                   f'<text x="{x + 14}" y="{_H - 19}" font-size="11">{_t(name)}</text>')
+    return out
+
+
+def stacked(labels: Sequence[str], categories: Sequence[str],
+            shares: Sequence[Sequence[float]], title: str) -> str:
+    """Horizontal 100% stacked bars: ``shares[bar][category]`` in percent."""
+    height = 70 + 46 * len(labels) + 22 * ((len(categories) + 2) // 3)
+    body: list[str] = []
+    span = _W - 150 - _R
+    for b, label in enumerate(labels):
+        y = 20 + b * 46
+        body.append(f'<text x="140" y="{y + 20}" font-size="12" text-anchor="end">'
+                    f'{_t(label)}</text>')
+        x = 150.0
+        total = sum(shares[b]) or 1.0
+        for c, share in enumerate(shares[b]):
+            w = span * share / total
+            body.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="30" '
+                        f'fill="{PALETTE[c % 6]}"><title>{_t(categories[c])}: {share:.1f}%'
+                        '</title></rect>')
+            if w > 34:
+                body.append(f'<text x="{x + w / 2:.1f}" y="{y + 19}" font-size="11" '
+                            f'fill="#fff" text-anchor="middle">{share:.1f}%</text>')
+            x += w
+    legend_y = 30 + 46 * len(labels)
+    for c, cat in enumerate(categories):
+        x, y = 20 + (c % 3) * 180, legend_y + (c // 3) * 22
+        body.append(f'<rect x="{x}" y="{y}" width="10" height="10" fill="{PALETTE[c % 6]}"/>'
+                    f'<text x="{x + 14}" y="{y + 9}" font-size="11">{_t(cat)}</text>')
+    return _svg(body, title, _W, height)

@@ -1,0 +1,92 @@
+"""Read what a report needs from a run directory: results, tables, plants and locks.
+
+The report reads the files a run writes (docs/architecture.md, "Tables a run writes"),
+never the engine's internals.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from snapaudit.errors import InputError
+from snapaudit.tables import AnswerRow, PairLabel, read_answers, read_gold, read_labels
+
+
+@dataclass(frozen=True)
+class RunView:
+    """Everything a report shows, read from disk."""
+
+    run_dir: Path
+    results: dict[str, Any]
+    answers: list[AnswerRow]
+    labels: list[PairLabel] = field(default_factory=list)
+    gold: dict[str, tuple[str, ...]] | None = None
+    plants: dict[str, dict[str, Any]] | None = None
+    locks: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def states(self) -> list[str]:
+        """States in ladder order: the results' order when given, else first appearance."""
+        ladder = self.results.get("comparison", {}).get("states")
+        if isinstance(ladder, list) and ladder:
+            return [str(s) for s in ladder]
+        seen: list[str] = []
+        for row in self.answers:
+            if row.state not in seen:
+                seen.append(row.state)
+        return seen
+
+
+def read_results(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("results.json not found; run `snapaudit run` first",
+                         path=str(path)) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg}", path=str(path), line=exc.lineno) from None
+    if not isinstance(data, dict):
+        raise InputError("expected a JSON object", path=str(path))
+    return data
+
+
+def read_locks(ledger: Path) -> list[dict[str, Any]]:
+    """Lock rows of a ledger as plain dicts (empty when there is no ledger or no locks)."""
+    if not ledger.exists():
+        return []
+    conn = sqlite3.connect(f"file:{ledger}?mode=ro", uri=True)
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "locks" not in tables:
+            return []
+        cur = conn.execute("SELECT * FROM locks ORDER BY rowid")
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+    finally:
+        conn.close()
+
+
+def _plants(run_dir: Path) -> dict[str, dict[str, Any]] | None:
+    for candidate in (run_dir / "plants.json", run_dir / "world" / "plants.json"):
+        if candidate.exists():
+            data = json.loads(candidate.read_text(encoding="utf-8"))
+            questions: dict[str, dict[str, Any]] = data["questions"]
+            return questions
+    return None
+
+
+def load_run(run_dir: str | Path) -> RunView:
+    """Read a finished run directory (results.json and tables/)."""
+    root = Path(run_dir)
+    tables = root / "tables"
+    answers = read_answers(tables / "answers.jsonl")
+    labels = read_labels(tables / "labels.jsonl") if (tables / "labels.jsonl").exists() else []
+    gold_path = tables / "gold.jsonl"
+    gold = read_gold(gold_path, "jsonl") if gold_path.exists() else None
+    return RunView(run_dir=root, results=read_results(root / "results.json"), answers=answers,
+                   labels=labels, gold=gold, plants=_plants(root),
+                   locks=read_locks(root / "ledger.sqlite"))

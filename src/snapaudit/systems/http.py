@@ -1,0 +1,104 @@
+"""A deployed RAG service as a system: one HTTP endpoint per state.
+
+The request body is the protocol's ``body_template`` with ``{question}``,
+``{question_id}``, ``{state}``, ``{repeat}`` and ``{seed}`` substituted in its string
+values (one pass, so a question containing braces is sent verbatim). The answer and the
+optional document ids are read from the JSON reply by dotted paths (``a.b.0.c``).
+An API key is read from the environment variable the protocol names, at call time; it is
+never part of :meth:`HttpSystem.spec`, the ledger, logs or reports.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from typing import Any
+
+from snapaudit.errors import ConfigError, TransportInvalid
+from snapaudit.protocol import HttpSystemConfig, RunConfig
+from snapaudit.systems.base import AnswerCall, AnswerOutcome
+from snapaudit.transport import HttpEndpoint
+
+_VAR = re.compile(r"\{(question|question_id|state|repeat|seed)\}")
+_MISSING = object()
+
+
+def render_body(template: Any, values: dict[str, str]) -> Any:
+    """Substitute template variables in every string value of a JSON-like template."""
+    if isinstance(template, str):
+        return _VAR.sub(lambda m: values[m.group(1)], template)
+    if isinstance(template, dict):
+        return {k: render_body(v, values) for k, v in template.items()}
+    if isinstance(template, list):
+        return [render_body(v, values) for v in template]
+    return template
+
+
+def lookup(obj: Any, path: str) -> Any:
+    """Follow a dotted path (dict keys, list indexes); ``_MISSING`` when absent."""
+    node = obj
+    for part in path.split("."):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return _MISSING
+    return node
+
+
+class HttpSystem:
+    """One state's endpoint."""
+
+    def __init__(self, state: str, config: HttpSystemConfig, run: RunConfig):
+        self.state = state
+        self.config = config
+        self.endpoint = HttpEndpoint(config.url, concurrency=run.concurrency,
+                                     timeout_s=run.timeout_s,
+                                     rate_limit_per_s=run.rate_limit_per_s)
+
+    def spec(self) -> dict[str, Any]:
+        data: dict[str, Any] = self.config.model_dump(mode="json")
+        data["kind"] = "http"
+        return data
+
+    def _headers(self) -> dict[str, str]:
+        headers = dict(self.config.headers)
+        auth = self.config.auth
+        if auth is not None:
+            secret = os.environ.get(auth.env)
+            if not secret:
+                raise ConfigError(f"environment variable {auth.env} (systems.{self.state}.auth."
+                                  "env) is not set")
+            headers[auth.header] = auth.prefix + secret
+        return headers
+
+    def check_credentials(self) -> None:
+        self._headers()
+
+    async def answer(self, call: AnswerCall) -> AnswerOutcome:
+        values = {"question": call.question, "question_id": call.question_id,
+                  "state": call.state, "repeat": str(call.repeat), "seed": str(call.seed)}
+        body = render_body(self.config.body_template, values)
+        start = time.monotonic()
+        reply = await self.endpoint.request_json(self.config.method, body, self._headers())
+        latency = time.monotonic() - start
+        answer = lookup(reply, self.config.answer_path)
+        if not isinstance(answer, str):
+            raise TransportInvalid("schema", detail=f"no string at '{self.config.answer_path}'")
+        return AnswerOutcome(answer=answer, doc_ids=self._doc_ids(reply), latency_s=latency)
+
+    def _doc_ids(self, reply: Any) -> tuple[str, ...] | None:
+        if self.config.doc_ids_path is None:
+            return None
+        found = lookup(reply, self.config.doc_ids_path)
+        if found is _MISSING or found is None:
+            return None
+        if not isinstance(found, list) or not all(isinstance(d, str | int) for d in found):
+            raise TransportInvalid("schema", detail=f"'{self.config.doc_ids_path}' is not a "
+                                   "list of ids")
+        return tuple(str(d) for d in found)
+
+    async def aclose(self) -> None:
+        await self.endpoint.aclose()

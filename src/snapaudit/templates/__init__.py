@@ -1,0 +1,1 @@
+"""Commented protocol templates (package data) written by ``snapaudit init``."""

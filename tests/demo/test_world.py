@@ -1,0 +1,83 @@
+"""The demo world: deterministic, planted as documented, placed in the intended shards."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from snapaudit.corpus import shard_of
+from snapaudit.demo.files import read_plants, write_world
+from snapaudit.demo.simulate import rule_labels, simulate_answers
+from snapaudit.demo.world import PLANT_KINDS, build_world
+from snapaudit.protocol import load_protocol
+
+
+def test_same_seed_same_world_other_seed_other_world() -> None:
+    a, b, c = build_world(24, 7), build_world(24, 7), build_world(24, 8)
+    assert a.docs == b.docs and a.questions == b.questions and a.plants == b.plants
+    assert a.docs != c.docs
+
+
+def test_files_are_byte_identical(tmp_path: Path) -> None:
+    first = write_world(build_world(24, 7), tmp_path / "a")
+    second = write_world(build_world(24, 7), tmp_path / "b")
+    for name in ("corpus.jsonl", "questions.jsonl", "gold.jsonl", "plants.json"):
+        assert (first.root / name).read_bytes() == (second.root / name).read_bytes()
+
+
+def test_documents_land_in_their_planned_shards() -> None:
+    world = build_world(30, 11)
+    for doc in world.docs:
+        assert shard_of(doc["id"], 11, 7) + 1 == world.doc_shards[doc["id"]]
+    assert len({d["id"] for d in world.docs}) == len(world.docs)
+    assert all(len(d["text"]) < 160 for d in world.docs)  # short: the local model is slow
+
+
+def test_every_plant_kind_is_present_and_planted_as_documented() -> None:
+    world = build_world(24, 7)
+    kinds = {p["kind"] for p in world.plants.values()}
+    assert kinds == set(PLANT_KINDS) and len(world.questions) == 24
+    gold = {g["question_id"]: g["answers"] for g in world.gold}
+    for qid, plant in world.plants.items():
+        shards = plant["shards"]
+        assert isinstance(shards, list)
+        if plant["kind"] in ("stable", "distractor", "regression", "second_reading"):
+            assert shards[0] == 1
+        if plant["kind"] == "stable":
+            assert shards == [1]
+        if plant["kind"] == "recovery":
+            assert min(shards) >= 2
+        if plant["kind"] == "regression":
+            assert min(shards[1:]) >= 4 and plant["planted_answer"] not in gold[qid]
+        if plant["kind"] == "second_reading":
+            assert plant["second_answer"] in gold[qid] and shards[1] >= 4
+        if plant["kind"] == "distractor":
+            assert min(shards[1:]) >= 2
+
+
+def test_protocol_validates_and_plants_read_back(tmp_path: Path) -> None:
+    files = write_world(build_world(10, 3), tmp_path)
+    protocol = load_protocol(files.protocol)
+    assert protocol.states.order == ["n0", "n1", "n3", "n7"]
+    assert (protocol.states.old, protocol.states.new) == ("n1", "n7")
+    assert protocol.testbed is not None and protocol.testbed.states["n7"] == 7
+    assert protocol.judge.kind == "rule" and protocol.cohort.size == 10
+    plants = read_plants(files.plants)
+    assert set(plants) == {q["id"] for q in map(json.loads, files.questions.read_text()
+                                                .splitlines())}
+
+
+def test_simulation_follows_the_plants() -> None:
+    world = build_world(10, 5)
+    rows = {(r.question_id, r.state, r.repeat): r.answer
+            for r in simulate_answers(world, seed=0, noise=0.0)}
+    gold = {g["question_id"]: g["answers"] for g in world.gold}
+    for qid, plant in world.plants.items():
+        assert rows[(qid, "n0", 1)] == "UNKNOWN"
+        if plant["kind"] == "regression":
+            assert rows[(qid, "n1", 1)] == gold[qid][0]  # type: ignore[index]
+            assert rows[(qid, "n7", 2)] == plant["planted_answer"]
+        if plant["kind"] == "stable":
+            assert rows[(qid, "n1", 1)] == rows[(qid, "n7", 2)] == gold[qid][0]  # type: ignore[index]
+    labels = rule_labels(simulate_answers(world, seed=0, noise=0.0))
+    assert len(labels) == 10 * 28  # 8 answers per question, all pairs

@@ -1,0 +1,83 @@
+"""SIGKILL ``snapaudit run`` at random moments, resume each time, compare to a clean run."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from tests.engine.helpers import write_protocol, write_world
+from tests.engine.ledger_view import accepted, query
+from tests.fakes.rag_service import FakeRagService
+
+from snapaudit.engine import run_protocol_file
+from snapaudit.progress import SilentProgress
+
+REPO = Path(__file__).resolve().parents[2]
+KILLS = 20
+QUESTIONS = 30
+
+
+def _cli(proto: Path, run_dir: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    return subprocess.Popen(
+        [sys.executable, "-c", "from snapaudit.cli import main; main()", "run", str(proto),
+         "--run-dir", str(run_dir), "--progress", "silent"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+
+
+@pytest.mark.slow
+def test_sigkill_twenty_times_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
+    rng = random.Random(20261130)
+    write_world(tmp_path, n=QUESTIONS)
+    run_dir = tmp_path / "killed"
+    seen: dict[str, tuple[int, str]] = {}
+    progress_at_kill: list[int] = []
+    svc = FakeRagService(latency_s=0.03, fault_share=0.2, fault_kinds=("500", "429", "drop"))
+    with svc:
+        proto = write_protocol(tmp_path, svc, size=QUESTIONS, run={"concurrency": 2})
+        kills = 0
+        while kills < KILLS:
+            proc = _cli(proto, run_dir)
+            time.sleep(rng.uniform(0.3, 1.6))
+            if proc.poll() is not None:
+                break  # finished before this kill: the run is complete
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            assert proc.stderr is not None
+            proc.stderr.close()
+            kills += 1
+            if (run_dir / "ledger.sqlite").exists():
+                now = accepted(run_dir / "ledger.sqlite")
+                for key, cell in seen.items():
+                    assert now[key] == cell, f"accepted cell {key} was overwritten"
+                seen = now
+                progress_at_kill.append(len(now))
+        final = _cli(proto, run_dir)
+        _, err = final.communicate(timeout=120)
+        assert final.returncode == 0, err.decode()
+    assert kills == KILLS
+    assert len({n for n in progress_at_kill if 0 < n < QUESTIONS * 4}) >= 5  # killed mid-stage
+    db = run_dir / "ledger.sqlite"
+    cells = accepted(db)
+    assert len(cells) == QUESTIONS * 4
+    assert all(cells[k] == v for k, v in seen.items())
+    assert query(db, "SELECT COUNT(*) FROM attempts WHERE outcome IS NULL") == [(0,)]
+    interrupted = query(db, "SELECT COUNT(*) FROM attempts WHERE outcome='interrupted'")[0][0]
+    assert interrupted > 0
+
+    # an uninterrupted run against a fresh service serving the same answers
+    with FakeRagService() as clean_svc:
+        clean_proto = write_protocol(tmp_path, clean_svc, size=QUESTIONS,
+                                     run={"concurrency": 2})
+        clean = run_protocol_file(clean_proto, tmp_path / "clean", [], SilentProgress())
+    killed_results = json.loads((run_dir / "results.json").read_text())
+    assert killed_results == clean.results
+    assert {k: json.loads(p) for k, (_, p) in cells.items()} == {
+        k: json.loads(p) for k, (_, p) in accepted(tmp_path / "clean" / "ledger.sqlite").items()}

