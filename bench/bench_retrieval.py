@@ -84,6 +84,38 @@ def bench_bm25s(out: Path, queries: list[str]) -> tuple[float, float, float]:
     return tok + builds[7], tok + sum(builds.values()), lat
 
 
+def bench_tantivy(out: Path, queries: list[str]) -> tuple[float, float] | None:
+    """tantivy (if installed) on the same token text: build n7 and top-8 latency.
+
+    Its BM25 parameters are fixed (k1=1.2, b=0.75) and its tokenizer is its own, so only the
+    speeds compare; like bm25s it would need one index per prefix to be exact.
+    """
+    try:
+        import tantivy
+    except ImportError:
+        return None
+    store = DocStore(out)
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("id", stored=True, tokenizer_name="raw")
+    builder.add_text_field("body", stored=False)
+    index = tantivy.Index(builder.build())
+    t0 = time.perf_counter()
+    writer = index.writer(heap_size=256_000_000, num_threads=1)
+    for j in range(7):
+        for d in store.iter_shard(j):
+            writer.add_document(tantivy.Document(id=d.doc_id, body=" ".join(tokenize(d.text))))
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    build = time.perf_counter() - t0
+    searcher = index.searcher()
+    parsed = [index.parse_query(" ".join(tokenize(q)) or "none", ["body"]) for q in queries]
+    t0 = time.perf_counter()
+    for q in parsed:
+        searcher.search(q, 8)
+    return build, (time.perf_counter() - t0) / len(queries)
+
+
 def real_data(shared: Path) -> None:
     import sys
 
@@ -120,6 +152,7 @@ def main() -> None:
         queries = generate(src, args.docs, args.seed)[: args.queries]
         ours_build, ours_lat = bench_ours(src, Path(tmp) / "corpus", queries)
         b_build, b_prefixes, b_lat = bench_bm25s(Path(tmp) / "corpus", queries)
+        tv = bench_tantivy(Path(tmp) / "corpus", queries)
     print(f"corpus: {args.docs} generated documents, 7 shards, {len(queries)} queries, top-8")
     print(f"snapaudit build (ingest+shard+store+bm25): {ours_build:.1f} s = "
           f"{args.docs / ours_build:,.0f} docs/s; serves every prefix exactly")
@@ -130,6 +163,12 @@ def main() -> None:
           f"(ratio {ours_lat[7] / b_lat:.2f}x); query n1: snapaudit {ours_lat[1] * 1e3:.2f} ms")
     print(f"build ratio snapaudit / bm25s(n7): {ours_build / b_build:.2f}x; "
           f"snapaudit / bm25s(n1+n3+n7): {ours_build / b_prefixes:.2f}x")
+    if tv is None:
+        print("tantivy: not installed (pip install tantivy) - skipped")
+    else:
+        print(f"tantivy build n7 (tokenize+index): {tv[0]:.1f} s = {args.docs / tv[0]:,.0f} "
+              f"docs/s; query n7 {tv[1] * 1e3:.2f} ms (snapaudit / tantivy: build "
+              f"{ours_build / tv[0]:.2f}x, query {ours_lat[7] / tv[1]:.2f}x)")
     if args.real:
         shared = Path(__file__).resolve().parents[2] / "shared" / "data"
         real_data(shared)

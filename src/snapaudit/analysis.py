@@ -217,10 +217,24 @@ def _judges(grid: AnswerGrid, labels: Sequence[PairLabel], judges: tuple[str, ..
     first = _primary_judge(config, judges)
     second = next(j for j in judges if j != first)
     d_hat: dict[str, float | None] = {}
-    for judge in (first, second):
+    kernels = {j: SemanticKernel(labels, j) for j in (first, second)}
+    for judge, kernel in kernels.items():
         try:
-            d = per_question(grid, SemanticKernel(labels, judge), config.old, config.new)
-            d_hat[judge] = 100 * d.d_hat
+            d_hat[judge] = 100 * per_question(grid, kernel, config.old, config.new).d_hat
         except InputError:
             d_hat[judge] = None
+    common = [q for q in grid.question_ids
+              if all(_complete(k, grid, q, config.old, config.new) for k in kernels.values())]
+    if common and len(common) < grid.n:
+        sub = grid.subset(common)
+        for judge, kernel in kernels.items():
+            d = per_question(sub, kernel, config.old, config.new).d_hat
+            d_hat[f"{judge}@common"] = 100 * d
     return agreement_mod.agreement(labels, first, second, d_hat, config.draws, config.seed)
+
+
+def _complete(kernel: SemanticKernel, grid: AnswerGrid, qid: str, old: str, new: str) -> bool:
+    """Whether the judge labelled every pair the semantic kernel needs for this question."""
+    refs = [*grid.refs(old), *grid.refs(new)]
+    have = kernel.labelled()
+    return all((qid, *sorted((a, b))) in have for i, a in enumerate(refs) for b in refs[i + 1:])

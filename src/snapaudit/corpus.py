@@ -210,7 +210,7 @@ class DocStore:
         self._order = [self._load(j, ".order.npy") for j in range(n)]
 
     def _load(self, shard: int, suffix: str) -> Any:
-        return np.load(shard_path(self.dir, shard, suffix), mmap_mode="r")
+        return np.load(shard_path(self.dir, shard, suffix), mmap_mode="r").view(np.ndarray)
 
     @property
     def n_shards(self) -> int:

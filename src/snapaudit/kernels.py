@@ -45,6 +45,12 @@ class AnswerGrid:
         return cls(tuple(sorted({r.question_id for r in rows})),
                    tuple(sorted({r.state for r in rows})), repeats, answers, docs)
 
+    def subset(self, question_ids: Sequence[str]) -> AnswerGrid:
+        """The same grid restricted to ``question_ids`` (kept in sorted order)."""
+        keep = set(question_ids)
+        return AnswerGrid(tuple(q for q in self.question_ids if q in keep), self.states,
+                          self.repeats, self.answers, self.doc_ids)
+
     @property
     def n(self) -> int:
         return len(self.question_ids)

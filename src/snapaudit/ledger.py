@@ -16,13 +16,15 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from snapaudit.errors import IntegrityError
 from snapaudit.hashing import canonical_json, sha256_json
+
+T = TypeVar("T")
 
 OUTCOMES = ("accepted", "transport_invalid", "error", "interrupted")
 
@@ -109,7 +111,10 @@ class Ledger:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self._db = sqlite3.connect(str(self.path), isolation_level=None, timeout=30.0)
+        # one thread at a time: the runner's group committer hands the connection to a
+        # worker thread while the event loop waits for it
+        self._db = sqlite3.connect(str(self.path), isolation_level=None, timeout=30.0,
+                                   check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.execute("PRAGMA foreign_keys=ON")
@@ -126,17 +131,46 @@ class Ledger:
     def close(self) -> None:
         self._db.close()
 
-    def _tx(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
-        """One statement in one explicit transaction; sqlite errors become IntegrityError."""
+    def _in_tx(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` in one explicit transaction; sqlite errors become IntegrityError."""
         try:
             self._db.execute("BEGIN IMMEDIATE")
-            cur = self._db.execute(sql, params)
+            out = fn()
             self._db.execute("COMMIT")
-            return cur
+            return out
         except sqlite3.DatabaseError as exc:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
             raise IntegrityError(f"ledger {self.path.name}: {exc}") from exc
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
+
+    def _tx(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        return self._in_tx(lambda: self._db.execute(sql, params))
+
+    def run_batch(self, ops: Sequence[Callable[[Ledger], Any]]) -> list[Any]:
+        """Group commit: every op in one transaction (one fsync), each in its own savepoint.
+
+        Returns each op's result, or the exception it raised (that op alone is rolled back).
+        The ops are the ``*_op`` methods' bodies, e.g. ``lambda l: l.begin_attempt_op(...)``.
+        """
+        results: list[Any] = []
+
+        def body() -> None:
+            for op in ops:
+                self._db.execute("SAVEPOINT op")
+                try:
+                    results.append(op(self))
+                except Exception as exc:
+                    self._db.execute("ROLLBACK TO op")
+                    results.append(exc if not isinstance(exc, sqlite3.DatabaseError)
+                                   else IntegrityError(f"ledger {self.path.name}: {exc}"))
+                self._db.execute("RELEASE op")
+
+        self._in_tx(body)
+        return results
 
     def _migrate(self) -> None:
         self._db.execute("BEGIN IMMEDIATE")
@@ -172,24 +206,21 @@ class Ledger:
 
     def begin_attempt(self, stage: str, cell_key: str, request_hash: str) -> int:
         """Record and durably commit an attempt before its external call; returns its id."""
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-            if self._accepted_exists(stage, cell_key):
-                raise IntegrityError(f"{stage} cell {cell_key} is already accepted")
-            row = self._db.execute(
-                "SELECT COALESCE(MAX(attempt_no), 0) FROM attempts WHERE stage=? AND cell_key=?",
-                (stage, cell_key),
-            ).fetchone()
-            cur = self._db.execute(
-                "INSERT INTO attempts (stage, cell_key, attempt_no, request_hash, started_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (stage, cell_key, int(row[0]) + 1, request_hash, time.time()),
-            )
-            self._db.execute("COMMIT")
-        except BaseException:
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
-            raise
+        return self._in_tx(lambda: self.begin_attempt_op(stage, cell_key, request_hash))
+
+    def begin_attempt_op(self, stage: str, cell_key: str, request_hash: str) -> int:
+        """The body of :meth:`begin_attempt`, for use inside :meth:`run_batch`."""
+        if self._accepted_exists(stage, cell_key):
+            raise IntegrityError(f"{stage} cell {cell_key} is already accepted")
+        row = self._db.execute(
+            "SELECT COALESCE(MAX(attempt_no), 0) FROM attempts WHERE stage=? AND cell_key=?",
+            (stage, cell_key),
+        ).fetchone()
+        cur = self._db.execute(
+            "INSERT INTO attempts (stage, cell_key, attempt_no, request_hash, started_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (stage, cell_key, int(row[0]) + 1, request_hash, time.time()),
+        )
         assert cur.lastrowid is not None
         return cur.lastrowid
 
@@ -209,9 +240,24 @@ class Ledger:
         latency_s: float | None = None,
     ) -> None:
         """Write an attempt's outcome (once)."""
+        self._in_tx(lambda: self.finish_attempt_op(
+            attempt_id, outcome, payload=payload, reason=reason, error=error, usage=usage,
+            latency_s=latency_s))
+
+    def finish_attempt_op(
+        self,
+        attempt_id: int,
+        outcome: str,
+        *,
+        payload: dict[str, Any] | None = None,
+        reason: str | None = None,
+        error: str | None = None,
+        usage: dict[str, int] | None = None,
+        latency_s: float | None = None,
+    ) -> None:
         if outcome not in OUTCOMES:
             raise ValueError(f"unknown outcome {outcome!r}")
-        self._tx(
+        self._db.execute(
             "UPDATE attempts SET finished_at=?, outcome=?, reason=?, error=?, payload=?, "
             "usage=?, latency_s=? WHERE id=?",
             (time.time(), outcome, reason, error,
@@ -230,35 +276,27 @@ class Ledger:
         latency_s: float | None = None,
     ) -> None:
         """``finish_attempt(accepted)`` and :meth:`accept` in one transaction."""
-        body = canonical_json(payload)
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-            now = time.time()
-            self._db.execute(
-                "UPDATE attempts SET finished_at=?, outcome='accepted', payload=?, usage=?, "
-                "latency_s=? WHERE id=?",
-                (now, body, canonical_json(usage or {}), latency_s, attempt_id),
-            )
-            self._insert_cell(stage, cell_key, attempt_id, body, now)
-            self._db.execute("COMMIT")
-        except sqlite3.DatabaseError as exc:
-            self._db.execute("ROLLBACK")
-            raise IntegrityError(f"{stage} cell {cell_key}: {exc}") from exc
-        except BaseException:
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
-            raise
+        self._in_tx(lambda: self.finish_and_accept_op(
+            stage, cell_key, attempt_id, payload, usage=usage, latency_s=latency_s))
+
+    def finish_and_accept_op(
+        self,
+        stage: str,
+        cell_key: str,
+        attempt_id: int,
+        payload: dict[str, Any],
+        *,
+        usage: dict[str, int] | None = None,
+        latency_s: float | None = None,
+    ) -> None:
+        self.finish_attempt_op(attempt_id, "accepted", payload=payload, usage=usage,
+                               latency_s=latency_s)
+        self._insert_cell(stage, cell_key, attempt_id, canonical_json(payload), time.time())
 
     def accept(self, stage: str, cell_key: str, attempt_id: int, payload: dict[str, Any]) -> None:
         """Accept a cell once; a second accept raises IntegrityError."""
         body = canonical_json(payload)
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._insert_cell(stage, cell_key, attempt_id, body, time.time())
-            self._db.execute("COMMIT")
-        except sqlite3.DatabaseError as exc:
-            self._db.execute("ROLLBACK")
-            raise IntegrityError(f"{stage} cell {cell_key}: {exc}") from exc
+        self._in_tx(lambda: self._insert_cell(stage, cell_key, attempt_id, body, time.time()))
 
     def _insert_cell(
         self, stage: str, cell_key: str, attempt_id: int, body: str, now: float
@@ -318,11 +356,6 @@ class Ledger:
         ):
             out.setdefault(stage, {})[outcome] = int(n)
         return out
-
-    def stages(self) -> list[str]:
-        rows = self._db.execute("SELECT DISTINCT stage FROM attempts UNION "
-                                "SELECT DISTINCT stage FROM cells ORDER BY 1")
-        return [str(r[0]) for r in rows]
 
     def content_hashes(self, stage: str) -> dict[str, str]:
         """Hashes of a stage's ledger content: accepted cells and every attempt."""

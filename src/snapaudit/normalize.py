@@ -12,6 +12,7 @@ import re
 import string
 import unicodedata
 from collections.abc import Callable
+from functools import lru_cache
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", flags=re.UNICODE)
 _PUNCT = frozenset(string.punctuation)
@@ -24,6 +25,7 @@ def _strip(text: str, drop: frozenset[str], by: str = "") -> str:
     return "".join(by if ch in drop else ch for ch in text)
 
 
+@lru_cache(maxsize=1 << 16)
 def normalize_nq(text: str) -> str:
     """NQ-open / DPR answer normalization."""
     text = unicodedata.normalize("NFD", text).lower()
@@ -32,6 +34,7 @@ def normalize_nq(text: str) -> str:
     return " ".join(text.split())
 
 
+@lru_cache(maxsize=1 << 16)
 def normalize_triviaqa(text: str) -> str:
     """TriviaQA answer normalization (underscores and Unicode quotes included)."""
     text = text.lower().replace("_", " ")

@@ -88,16 +88,27 @@ def _mean(values: Sequence[float]) -> float | None:
 
 def _fisher(shared: Sequence[int], is_flip: Sequence[bool], bins: Sequence[int]
             ) -> tuple[FisherBin, ...]:
-    from scipy.stats import fisher_exact  # imported here: scipy.stats costs ~1 s to import
-
     n_flips = sum(is_flip)
     n_rest = len(is_flip) - n_flips
     out = []
     for b in bins:
         f_in = sum(1 for s, x in zip(shared, is_flip, strict=True) if s == b and x)
         r_in = sum(1 for s, x in zip(shared, is_flip, strict=True) if s == b and not x)
-        res = fisher_exact([[f_in, n_flips - f_in], [r_in, n_rest - r_in]])
-        odds = float(res[0])
-        out.append(FisherBin(b, f_in, r_in, odds if math.isfinite(odds) else None,
-                             float(res[1])))
+        odds, p = fisher_exact(f_in, n_flips - f_in, r_in, n_rest - r_in)
+        out.append(FisherBin(b, f_in, r_in, odds, p))
     return tuple(out)
+
+
+def fisher_exact(a: int, b: int, c: int, d: int) -> tuple[float | None, float]:
+    """Two-sided Fisher exact test of [[a, b], [c, d]] (as scipy.stats.fisher_exact): the
+    sample odds ratio ad/bc (None when infinite or undefined) and the sum of the hypergeometric
+    probabilities of the tables no more likely than the observed one (relative tolerance 1e-7).
+    Written out here because importing scipy.stats costs about a second."""
+    row1, col1, total = a + b, a + c, a + b + c + d
+    lo, hi = max(0, col1 - (total - row1)), min(row1, col1)
+    denom = math.comb(total, col1)
+    probs = {x: math.comb(row1, x) * math.comb(total - row1, col1 - x) / denom
+             for x in range(lo, hi + 1)}
+    observed = probs[a]
+    p = min(1.0, sum(q for q in probs.values() if q <= observed * (1 + 1e-7)))
+    return (a * d / (b * c) if b * c else None), p

@@ -138,6 +138,9 @@ class Protocol(Frozen):
                 raise ValueError("system.kind = 'testbed' needs a [testbed] section")
             if self.systems:
                 raise ValueError("[systems.*] is only for system.kind = 'http'")
+            missing = [s for s in states if s not in self.testbed.states]
+            if missing:
+                raise ValueError(f"testbed.states lacks states of states.order: {missing}")
         if self.judge.kind == "labels" and not self.judge.labels_path:
             raise ValueError("judge.kind = 'labels' needs judge.labels_path")
         if self.judge.kind == "llm" and self.judge.generator is None:

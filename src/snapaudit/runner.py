@@ -12,9 +12,11 @@ the server's ``Retry-After`` when that is longer. Cells still failing after
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from snapaudit.errors import RetriesExhaustedError, TransportInvalid
@@ -71,6 +73,59 @@ class StageSummary:
     invalid: int
 
 
+class GroupCommitter:
+    """Ledger writes from many coroutines, committed in groups off the event loop.
+
+    Each write is queued and awaited; a single flusher runs everything queued so far in one
+    transaction (one fsync) in a worker thread, so at high concurrency the cost of a durable
+    commit is shared by every cell waiting on it. A write returns only after its group is
+    committed, so an attempt row is still durable before its call is made.
+    """
+
+    def __init__(self, ledger: Ledger):
+        self.ledger = ledger
+        self._pending: list[tuple[Callable[[Ledger], Any], asyncio.Future[Any]]] = []
+        self._wake = asyncio.Event()
+        self._task = asyncio.create_task(self._flush_forever())
+
+    async def call(self, op: Callable[[Ledger], Any]) -> Any:
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending.append((op, fut))
+        self._wake.set()
+        return await fut
+
+    async def _flush_forever(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            batch, self._pending = self._pending, []
+            if not batch:
+                continue
+            try:
+                results = await asyncio.to_thread(self.ledger.run_batch, [op for op, _ in batch])
+            except BaseException as exc:
+                for _, fut in batch:
+                    if not fut.done():
+                        fut.set_exception(exc)
+                if isinstance(exc, asyncio.CancelledError):
+                    raise
+                continue
+            for (_, fut), result in zip(batch, results, strict=True):
+                if fut.done():
+                    continue
+                if isinstance(result, BaseException):
+                    fut.set_exception(result)
+                else:
+                    fut.set_result(result)
+
+    async def aclose(self) -> None:
+        while self._pending:
+            await asyncio.sleep(0)
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+
 async def run_cells(
     ledger: Ledger,
     stage: str,
@@ -90,10 +145,11 @@ async def run_cells(
     exhausted: list[str] = []
 
     failed: list[BaseException] = []
+    writer = GroupCommitter(ledger)
 
     async def one(task: CellTask) -> None:
         try:
-            ok = await _drive(ledger, stage, task, policy, bucket, sem, counts)
+            ok = await _drive(writer, stage, task, policy, bucket, sem, counts)
         except BaseException as exc:
             failed.append(exc)
             raise
@@ -120,6 +176,8 @@ async def run_cells(
     finally:
         for t in running:
             t.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        await writer.aclose()
     if exhausted:
         order = {t.cell_key: i for i, t in enumerate(tasks)}
         raise RetriesExhaustedError(stage, sorted(exhausted, key=order.__getitem__))
@@ -128,7 +186,7 @@ async def run_cells(
 
 
 async def _drive(
-    ledger: Ledger,
+    writer: GroupCommitter,
     stage: str,
     task: CellTask,
     policy: RetryPolicy,
@@ -139,33 +197,43 @@ async def _drive(
     """Attempts for one cell (holding a slot except while backing off); True once accepted."""
     request_hash = sha256_json(task.request)
     retry_after: float | None = None
+    key = task.cell_key
     for failures in range(policy.max_attempts):
         if failures:
             sem.release()
             await asyncio.sleep(policy.backoff(failures, retry_after))
             await sem.acquire()
         await bucket.acquire()
-        attempt_id = ledger.begin_attempt(stage, task.cell_key, request_hash)
-        attempt_no = ledger.attempt_no(attempt_id)
-        seed = derive_seed(policy.design_seed, stage, task.cell_key, attempt_no)
+        attempt_id, attempt_no = await writer.call(
+            partial(_begin, stage=stage, key=key, request_hash=request_hash))
+        seed = derive_seed(policy.design_seed, stage, key, attempt_no)
         counts["attempts"] += 1
         start = time.monotonic()
         try:
             result = await task.call(attempt_no, seed)
         except TransportInvalid as exc:
             counts["invalid"] += 1
-            ledger.finish_attempt(attempt_id, "transport_invalid", reason=exc.reason,
-                                  error=exc.detail[:500] or None,
-                                  latency_s=time.monotonic() - start)
+            await writer.call(partial(
+                Ledger.finish_attempt_op, attempt_id=attempt_id, outcome="transport_invalid",
+                reason=exc.reason, error=exc.detail[:500] or None,
+                latency_s=time.monotonic() - start))
             retry_after = exc.retry_after
             continue
         except Exception as exc:
-            ledger.finish_attempt(attempt_id, "error", reason=type(exc).__name__,
-                                  error=str(exc)[:500], latency_s=time.monotonic() - start)
+            await writer.call(partial(
+                Ledger.finish_attempt_op, attempt_id=attempt_id, outcome="error",
+                reason=type(exc).__name__, error=str(exc)[:500],
+                latency_s=time.monotonic() - start))
             raise
         latency = result.latency_s if result.latency_s is not None else time.monotonic() - start
-        ledger.finish_and_accept(stage, task.cell_key, attempt_id, result.payload,
-                                 usage=result.usage, latency_s=latency)
+        await writer.call(partial(
+            Ledger.finish_and_accept_op, stage=stage, cell_key=key, attempt_id=attempt_id,
+            payload=result.payload, usage=result.usage, latency_s=latency))
         counts["accepted"] += 1
         return True
     return False
+
+
+def _begin(ledger: Ledger, stage: str, key: str, request_hash: str) -> tuple[int, int]:
+    attempt_id = ledger.begin_attempt_op(stage, key, request_hash)
+    return attempt_id, ledger.attempt_no(attempt_id)

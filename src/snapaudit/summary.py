@@ -38,8 +38,13 @@ def churn_table(result: AnalysisResult) -> list[str]:
 
 
 def gate_lines(result: AnalysisResult) -> list[str]:
-    lines = [f"Release gate: {'PASSED' if result.gate.passed else 'FAILED'} "
-             "(all rules must hold)"]
+    if result.gate.passed:
+        head = ("Excess-churn gate: PASSED -> INCOMPATIBLE: the new snapshot moves answers "
+                "beyond repeat noise")
+    else:
+        head = ("Excess-churn gate: not passed -> excess churn not shown "
+                "(this is not proof of compatibility)")
+    lines = [f"{head}; all rules must hold:"]
     for r in result.gate.rules:
         value = _pp(r.value)
         note = f"  ({r.note})" if r.note else ""
@@ -95,7 +100,8 @@ def diagnostics_lines(result: AnalysisResult) -> list[str]:
         lines.append(f"Judges {j.judges[0]} vs {j.judges[1]}: {j.pairs} pairs, agreement "
                      f"{j.agreement:.2f}% [{_pp(j.agreement_ci95[0])}, "
                      f"{_pp(j.agreement_ci95[1])}], kappa {_pp(j.kappa, 3)}, identical "
-                     f"partitions {j.partitions_identical:.2f}%")
+                     f"partitions {j.partitions_identical:.2f}%; D by judge: "
+                     + ", ".join(f"{k} {_pp(v)}" for k, v in j.d_hat.items()))
     return lines
 
 

@@ -74,7 +74,7 @@ def _lines(path: str | Path) -> Iterator[tuple[int, str]]:
                          path=str(path), line=line) from None
     for number, line_text in enumerate(text.split("\n"), start=1):
         if line_text.strip():
-            yield number, line_text
+            yield number, line_text.removesuffix("\r")
 
 
 def _json_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -107,7 +107,7 @@ def test_cli_on_the_shipped_example(tmp_path: Path) -> None:
             "--json", str(out)]
     result = CliRunner().invoke(command, args)
     assert result.exit_code == 0, result.output
-    assert "Release gate" in result.output and "Trajectory decomposition" in result.output
+    assert "Excess-churn gate: PASSED -> INCOMPATIBLE" in result.output and "Trajectory decomposition" in result.output
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert doc["comparison"]["questions"] == 240
     assert set(doc["kernels"]) == {"exact", "semantic"}
@@ -122,3 +122,77 @@ def test_cli_bad_option(tmp_path: Path) -> None:
                                           "--old", "n1", "--new", "n1"])
     assert result.exit_code != 0
     assert isinstance(result.exception, ConfigError)
+
+
+def test_shipped_example_is_what_the_script_makes(tmp_path: Path) -> None:
+    import runpy
+
+    module = runpy.run_path(str(REPO / "scripts" / "make_example.py"))
+    module["make"](tmp_path)
+    for name in ("answers.jsonl", "labels.jsonl", "gold.jsonl"):
+        assert (tmp_path / name).read_bytes() == (EXAMPLE / name).read_bytes(), name
+
+
+def test_crlf_line_ends_are_read(tmp_path: Path) -> None:
+    raw = (EXAMPLE / "answers.jsonl").read_bytes().replace(b"\n", b"\r\n")
+    (tmp_path / "a.jsonl").write_bytes(raw)
+    assert read_answers(tmp_path / "a.jsonl") == read_answers(EXAMPLE / "answers.jsonl")
+
+
+# Patterns (answers A1 A2 B1 B2 ; facts) -> exact (w, c) ; semantic (w, c), and their counts.
+# Solved by hand so that the 400-question table has the reference study's NQ anchors:
+# exact   sum w = 75 + 26 = 101 (25.25%),   sum c = 75 + 1/4 = 75.25 (18.8125%)
+# semantic sum w = 75+191+62+1.5+26+1 = 356.5 (89.125%), sum c = 75+191+21+1.5+26+1 = 315.5
+ANCHOR_PATTERNS = [
+    (75, "xxxx", "ffff"),    # exact 1, 1      semantic 1, 1
+    (191, "xyzu", "ffff"),   # exact 0, 0      semantic 1, 1
+    (62, "xyzu", "ffgg"),    # exact 0, 0      semantic 1, 0   (strict flips)
+    (42, "xyzu", "fgfg"),    # exact 0, 0      semantic 0, 1/2
+    (3, "xyzu", "fffg"),     # exact 0, 0      semantic 1/2, 1/2
+    (26, "xxyy", "ffff"),    # exact 1, 0      semantic 1, 1
+    (1, "xyxz", "ffff"),     # exact 0, 1/4    semantic 1, 1
+]
+
+
+def test_table_with_the_reference_anchors() -> None:
+    table: dict[str, dict[str, list[str]]] = {}
+    labels = []
+    i = 0
+    for count, strings, facts in ANCHOR_PATTERNS:
+        for _ in range(count):
+            q = f"q{i:03d}"
+            table[q] = {"L": [strings[0] + q, strings[1] + q],
+                        "H": [strings[2] + q, strings[3] + q]}
+            labels += labels_from_groups(q, dict(zip(["L1", "L2", "H1", "H2"], facts,
+                                                     strict=True)))
+            i += 1
+    res = analyze(rows(table), config=AnalysisConfig(old="L", new="H", draws=2000),
+                  labels=labels)
+    ex, sem = res.kernels["exact"], res.kernels["semantic"]
+    assert (sem.within, sem.cross, sem.d_hat) == pytest.approx((89.125, 78.875, 10.25))
+    # the study prints 18.813 and 6.438 (rounded half up)
+    assert (ex.within, ex.cross, ex.d_hat) == pytest.approx((25.25, 18.8125, 6.4375))
+    assert res.flips.count == 62
+    assert res.flips.contribution_pp == pytest.approx(15.5)
+    assert res.flips.rest_pp == pytest.approx(10.25 - 15.5)
+    assert res.gate.passed
+
+
+def test_two_judges_full_and_partial() -> None:
+    second = []
+    for lab in _labels():
+        flip = lab.question_id == "q1" and (lab.a.state, lab.b.state) == ("B", "B")
+        second.append(type(lab)(lab.question_id, lab.a, lab.b, lab.same != flip, "second"))
+    config = AnalysisConfig(old="A", new="B", draws=1000)
+    res = analyze(rows(TABLE), config=config, labels=[*_labels(), *second])
+    assert res.judges is not None
+    assert res.judges.pairs == 18 and res.judges.questions == 3
+    assert res.judges.agreement == pytest.approx(100 * 17 / 18)
+    assert res.judges.partitions_identical == pytest.approx(200 / 3)
+    # second judge: q1 B1~B2 same -> w = 1, c = .5, D = .5; q2, q3 as before (1, 1)
+    assert res.judges.d_hat == {"default": pytest.approx(200 / 3), "second": pytest.approx(250 / 3)}
+    partial = [lab for lab in second if lab.question_id != "q3"]
+    res = analyze(rows(TABLE), config=config, labels=[*_labels(), *partial])
+    assert res.judges is not None and res.judges.d_hat["second"] is None
+    assert res.judges.d_hat["second@common"] == pytest.approx(100 * (0.5 + 1) / 2)
+    assert res.judges.d_hat["default@common"] == pytest.approx(100 * (0 + 1) / 2)

@@ -14,6 +14,7 @@ from snapaudit.gate import GateConfig, GateRule, evaluate
 from snapaudit.kernels import AnswerGrid, ExactKernel, SemanticKernel
 from snapaudit.ladder import ladder
 from snapaudit.normalize import normalize_nq
+from snapaudit.overlap import fisher_exact as own_fisher
 from snapaudit.overlap import overlap
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
 from snapaudit.transitions import transitions
@@ -138,3 +139,13 @@ def test_gate_rules() -> None:
                                         threshold=0.0),))
     assert evaluate(custom, {"exact": stats["exact"]}).passed
     assert not evaluate(custom, {"exact": {"d_hat": 1.0, "lcb95": 0.0}}).passed
+
+
+def test_own_fisher_matches_scipy() -> None:
+    for a, b, c, d in [(3, 1, 1, 3), (0, 5, 2, 7), (10, 2, 3, 15), (1, 0, 0, 1), (0, 0, 4, 6),
+                       (7, 40, 60, 293), (2, 48, 13, 177)]:
+        odds, p = own_fisher(a, b, c, d)
+        ref = fisher_exact([[a, b], [c, d]])
+        assert p == pytest.approx(float(ref[1]), rel=1e-9)
+        ref_odds = float(ref[0])
+        assert odds == (pytest.approx(ref_odds) if np.isfinite(ref_odds) else None)

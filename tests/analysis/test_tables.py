@@ -166,7 +166,8 @@ def test_nq_open_and_dpr_tsv_small(tmp_path: Path) -> None:
 
 @pytest.mark.shared_data
 def test_real_nq_open_gold(shared_data: Path) -> None:
-    gold = read_gold(shared_data / "nq_open" / "NQ-open.dev.jsonl")
+    gold = read_gold(shared_data / "nq_open" / "NQ-open.dev.jsonl", "nq-open")
+    assert read_gold(shared_data / "nq_open" / "NQ-open.dev.jsonl") == gold      # auto
     assert len(gold) == 3610
     assert gold["0"] == ("14 December 1972 UTC", "December 1972")
     assert gold["1"] == ("Bobby Scott", "Bob Russell")
@@ -174,9 +175,8 @@ def test_real_nq_open_gold(shared_data: Path) -> None:
 
 @pytest.mark.shared_data
 def test_real_dpr_triviaqa_gold(shared_data: Path) -> None:
-    gold = read_gold(shared_data / "triviaqa" / "topics.dpr.trivia.test.txt")
+    gold = read_gold(shared_data / "triviaqa" / "topics.dpr.trivia.test.txt")   # auto: .txt
     assert len(gold) == 11313
     assert gold["0"] == ("David Seville",)
     assert gold["1"] == ("Scorpio", "Skorpio", "Scorpio (disambiguation)")
-    assert read_gold(shared_data / "triviaqa" / "topics.dpr.trivia.test.txt",
-                     "triviaqa-dpr") == gold
+    assert gold["2"][-1] == "Sunset Blvd."

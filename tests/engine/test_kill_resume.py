@@ -21,7 +21,7 @@ from snapaudit.progress import SilentProgress
 
 REPO = Path(__file__).resolve().parents[2]
 KILLS = 20
-QUESTIONS = 30
+QUESTIONS = 50
 
 
 def _cli(proto: Path, run_dir: Path) -> subprocess.Popen[bytes]:
@@ -39,19 +39,21 @@ def test_sigkill_twenty_times_then_resume_equals_uninterrupted(tmp_path: Path) -
     run_dir = tmp_path / "killed"
     seen: dict[str, tuple[int, str]] = {}
     progress_at_kill: list[int] = []
-    svc = FakeRagService(latency_s=0.03, fault_share=0.2, fault_kinds=("500", "429", "drop"))
+    svc = FakeRagService(latency_s=0.05, fault_share=0.2, fault_kinds=("500", "429", "drop"))
     with svc:
-        proto = write_protocol(tmp_path, svc, size=QUESTIONS, run={"concurrency": 2})
+        proto = write_protocol(tmp_path, svc, size=QUESTIONS, run={"concurrency": 1})
         kills = 0
         while kills < KILLS:
             proc = _cli(proto, run_dir)
             time.sleep(rng.uniform(0.3, 1.6))
-            if proc.poll() is not None:
-                break  # finished before this kill: the run is complete
-            proc.send_signal(signal.SIGKILL)
+            finished = proc.poll() is not None
+            if not finished:
+                proc.send_signal(signal.SIGKILL)
             proc.wait()
             assert proc.stderr is not None
             proc.stderr.close()
+            if finished:
+                break  # the run completed before this kill
             kills += 1
             if (run_dir / "ledger.sqlite").exists():
                 now = accepted(run_dir / "ledger.sqlite")
@@ -75,7 +77,7 @@ def test_sigkill_twenty_times_then_resume_equals_uninterrupted(tmp_path: Path) -
     # an uninterrupted run against a fresh service serving the same answers
     with FakeRagService() as clean_svc:
         clean_proto = write_protocol(tmp_path, clean_svc, size=QUESTIONS,
-                                     run={"concurrency": 2})
+                                     run={"concurrency": 8})
         clean = run_protocol_file(clean_proto, tmp_path / "clean", [], SilentProgress())
     killed_results = json.loads((run_dir / "results.json").read_text())
     assert killed_results == clean.results

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
+from tests.fakes.rag_service import FakeRagService
 
 from snapaudit.errors import BackendError, TransportInvalid
 from snapaudit.ledger import Ledger
@@ -18,7 +19,6 @@ from snapaudit.runner import CellResult, CellTask, RetryPolicy, run_cells
 from snapaudit.systems.base import AnswerCall
 from snapaudit.systems.http import HttpSystem, lookup, render_body
 from snapaudit.transport import parse_retry_after
-from tests.fakes.rag_service import FakeRagService
 
 
 def test_render_body_is_one_pass_and_lookup_follows_paths() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from judge_server import FAULTS, FakeJudgeServer, first_word
+from tests.judge.judge_server import FAULTS, FakeJudgeServer, first_word
 
 from snapaudit.errors import ConfigError, TransportInvalid
 from snapaudit.generate.config import GeneratorConfig

@@ -144,3 +144,19 @@ def test_prompt_hash_is_fixed() -> None:
     spec = prompt_spec()
     assert spec["version"] == "snapaudit/judge-prompt/v1"
     assert len(spec["sha256"]) == 64 and spec == prompt_spec()
+
+
+def test_identical_consistency_counts_normalized_equal_pairs() -> None:
+    from snapaudit.judge.consistency import identical_consistency
+    from snapaudit.normalize import normalize_nq
+    from snapaudit.tables import AnswerRow
+
+    rows = [AnswerRow("q", "s", 1, "The Paris"), AnswerRow("q", "s", 2, "paris."),
+            AnswerRow("q", "t", 1, "Paris"), AnswerRow("q", "t", 2, "Lyon")]
+    s1, s2, t1, t2 = (AnswerRef(r.state, r.repeat) for r in rows)
+    labels = [PairLabel("q", s1, s2, True, "j"), PairLabel("q", s1, t1, False, "j"),
+              PairLabel("q", s2, t1, True, "j"), PairLabel("q", t1, t2, False, "j"),
+              PairLabel("q", s1, s2, False, "other")]
+    result = identical_consistency(rows, labels, "j", normalize_nq)
+    assert (result.identical_pairs, result.labelled_same) == (3, 2)
+    assert result.share_same == 2 / 3

@@ -11,8 +11,11 @@ import pytest
 
 from snapaudit.corpus import CorpusInput, build_corpus
 
-WORDS = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi "
-         "rho sigma tau upsilon phi chi psi omega river stone cloud maple harbor lantern").split()
+WORDS = (
+    "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
+    "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi",
+    "psi", "omega", "river", "stone", "cloud", "maple", "harbor", "lantern",
+)
 
 
 def write_jsonl(path: Path, rows: Sequence[dict[str, object]]) -> Path:

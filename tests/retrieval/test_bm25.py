@@ -85,6 +85,6 @@ def test_prefix_scores_differ_from_whole_corpus_statistics(make_corpus) -> None:
 def test_prefix_out_of_range(make_corpus) -> None:  # type: ignore[no-untyped-def]
     ret = Bm25Retriever(make_corpus(generated_docs(10), shards=2))
     assert ret.search(WORDS[0], 0, 8) == []
-    with pytest.raises(ConfigError, match="outside 0..2"):
+    with pytest.raises(ConfigError, match=r"outside 0\.\.2"):
         ret.search("alpha", 3, 8)
     assert ret.spec()["corpus"] == ret.store.manifest.hash()

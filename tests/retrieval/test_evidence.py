@@ -68,7 +68,7 @@ def test_render_limits_and_top_k_shape_evidence(make_corpus) -> None:  # type: i
 def test_unknown_state_and_missing_corpus(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="unknown testbed state 'n9'"):
         EvidenceBuilder(TestbedConfig(states=STATES), None).evidence("q", "x", "n9")
-    with pytest.raises(ConfigError, match="testbed.corpus"):
+    with pytest.raises(ConfigError, match=r"testbed\.corpus"):
         EvidenceBuilder(TestbedConfig(states=STATES), None).evidence("q", "x", "n1")
-    with pytest.raises(ConfigError, match="no corpus_manifest.json"):
+    with pytest.raises(ConfigError, match=r"no corpus_manifest\.json"):
         EvidenceBuilder(_testbed(tmp_path), None).evidence("q", "x", "n1")

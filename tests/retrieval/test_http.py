@@ -95,7 +95,8 @@ def test_evidence_over_http(server: Server) -> None:
     tb = TestbedConfig(states={"n0": 0, "n7": 7}, top_k=2, retriever=_config(server))
     ev = EvidenceBuilder(tb, None).evidence("q", "x", "n7")
     assert ev is not None and ev.doc_ids == ("w0", "w1")
-    assert ev.rendered == "[1] id: w0\nurl: https://w/0\ntext 0\n\n[2] id: w1\nurl: https://w/1\ntext 1"
+    assert ev.rendered == ("[1] id: w0\nurl: https://w/0\ntext 0\n\n"
+                           "[2] id: w1\nurl: https://w/1\ntext 1")
     assert "prefix" not in json.dumps(server.requests[-1])
 
 

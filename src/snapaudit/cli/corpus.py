@@ -40,10 +40,12 @@ def command() -> None:
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the shard hash.")
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path),
               help="New or empty output directory.")
+@click.option("--dense", is_flag=True,
+              help="Also build the dense (MiniLM + FAISS) shard indexes now (extra `dense`).")
 @progress_option
 def build(inputs: tuple[Path, ...], formats: tuple[str, ...], prefixes: tuple[str, ...],
           id_field: str, url_field: str, text_field: str, shards: int, seed: int,
-          out_dir: Path, progress_kind: str) -> None:
+          out_dir: Path, dense: bool, progress_kind: str) -> None:
     """Ingest INPUT files into SHARDS seeded-hash shards with a BM25 index and a manifest."""
     from snapaudit.corpus import CorpusInput, build_corpus
 
@@ -54,6 +56,10 @@ def build(inputs: tuple[Path, ...], formats: tuple[str, ...], prefixes: tuple[st
     progress = make_progress(progress_kind)
     try:
         manifest = build_corpus(specs, out_dir, shards=shards, seed=seed, progress=progress)
+        if dense:
+            from snapaudit.retrieval.dense import DenseRetriever
+
+            DenseRetriever(out_dir).build()
     finally:
         progress.close()
     click.echo(f"{out_dir}: {manifest.total} documents in {len(manifest.shards)} shards "

@@ -21,8 +21,9 @@ from typing import Any
 from snapaudit.agreement import JudgeAgreement, agreement
 from snapaudit.churn import per_question
 from snapaudit.errors import ConfigError, InputError
+from snapaudit.hashing import sha256_json
 from snapaudit.judge.base import Judge
-from snapaudit.judge.packets import build_packet, to_pair_labels, verdict_payload
+from snapaudit.judge.packets import build_packet, to_pair_labels
 from snapaudit.kernels import AnswerGrid, SemanticKernel
 from snapaudit.ledger import Ledger
 from snapaudit.progress import Progress
@@ -62,25 +63,29 @@ def _packet_answers(qid: str, labels: Sequence[PairLabel],
 
 def _task(judge: Judge, qid: str, question: str, answers: list[tuple[AnswerRef, str]],
           seed: int) -> CellTask:
+    """One audit cell, with the engine's request and payload format for judge stages."""
     packet, mapping = build_packet(qid, question, answers, seed)
-    refs = {label: [ref.state, ref.repeat] for label, ref in mapping.items()}
 
     async def call(attempt_no: int, call_seed: int) -> CellResult:
         verdict = await judge.judge(packet, call_seed)
-        return CellResult(payload={**verdict_payload(verdict), "refs": refs})
+        labels = to_pair_labels(qid, verdict, mapping, judge.name)
+        return CellResult(payload={"labels": [
+            {"a": [x.a.state, x.a.repeat], "b": [x.b.state, x.b.repeat], "same": x.same}
+            for x in labels]})
 
-    request: dict[str, Any] = {"judge": judge.spec(), "question": question,
-                               "labels": list(packet.labels), "answers": list(packet.answers)}
+    request: dict[str, Any] = {"question_id": qid, "judge": judge.spec(),
+                               "packet": sha256_json([packet.labels, packet.answers])}
     return CellTask(cell_key=qid, request=request, call=call)
 
 
-def labels_of_stage(ledger: Ledger, judge_name: str) -> list[PairLabel]:
-    """The de-anonymized pair labels accepted under ``judge:<judge_name>``."""
+def labels_of_stage(ledger: Ledger, judge_name: str, stage: str | None = None
+                    ) -> list[PairLabel]:
+    """The pair labels accepted under ``stage`` (default ``judge:<judge_name>``)."""
     out: list[PairLabel] = []
-    for cell in ledger.cells(f"judge:{judge_name}"):
-        mapping = {lab: AnswerRef(str(s), int(r)) for lab, (s, r) in cell.payload["refs"].items()}
-        verdict = {(p["a"], p["b"]): bool(p["same"]) for p in cell.payload["pairs"]}
-        out.extend(to_pair_labels(cell.cell_key, verdict, mapping, judge_name))
+    for cell in ledger.cells(stage or f"judge:{judge_name}"):
+        for item in cell.payload["labels"]:
+            out.append(PairLabel(cell.cell_key, AnswerRef(*item["a"]), AnswerRef(*item["b"]),
+                                 bool(item["same"]), judge_name))
     return out
 
 

@@ -45,13 +45,39 @@ def _short(spec: str) -> dict[str, Any]:
     if spec.startswith("rule+minilm@"):
         return {"kind": "rule", "name": "rule-minilm",
                 "rule_embedding_threshold": float(spec.split("@", 1)[1])}
+    gen = short_generator(spec)
+    return {"kind": "llm", "name": generator_name(gen), "generator": gen}
+
+
+def short_generator(spec: str) -> GeneratorConfig:
+    """``openai:MODEL@URL``, ``anthropic:MODEL@URL`` or ``local:MODEL``."""
     backend, sep, rest = spec.partition(":")
     if not sep or backend not in ("openai", "anthropic", "local") or not rest:
-        raise ConfigError(f"judge spec {spec!r}: use a TOML file, 'rule', "
-                          "'openai:MODEL@URL', 'anthropic:MODEL@URL' or 'local:MODEL'")
+        raise ConfigError(f"spec {spec!r}: use a TOML file, 'openai:MODEL@URL', "
+                          "'anthropic:MODEL@URL' or 'local:MODEL' (judges also: 'rule')")
     model, _, url = rest.partition("@")
-    gen = GeneratorConfig(backend=cast(Backend, backend), model=model, base_url=url or None)
-    return {"kind": "llm", "name": f"{backend}-{model}".replace("/", "-"), "generator": gen}
+    return GeneratorConfig(backend=cast(Backend, backend), model=model, base_url=url or None)
+
+
+def generator_name(config: GeneratorConfig) -> str:
+    return f"{config.backend}-{config.model}".replace("/", "-").replace(":", "-")
+
+
+def parse_generator_spec(spec: str) -> GeneratorConfig:
+    """A generator: a TOML file with a ``[generator]`` table, or a short form."""
+    if not spec.endswith(".toml"):
+        return short_generator(spec)
+    path = Path(spec)
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8")).get("generator")
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the generator file: {exc}") from None
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: needs a [generator] table")
+    try:
+        return GeneratorConfig.model_validate(table)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: invalid generator: {exc}") from None
 
 
 def parse_judge_spec(spec: str) -> JudgeConfig:

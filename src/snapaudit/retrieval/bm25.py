@@ -113,12 +113,17 @@ def build_bm25_index(corpus_dir: Path, n_shards: int, *, progress: Progress | No
     (corpus_dir / "bm25" / "meta.json").write_text(canonical_json(meta) + "\n", encoding="utf-8")
 
 
+def _mapped(path: Path) -> Any:
+    """A read-only, memory-mapped array as a plain ndarray view (no memmap subclass cost)."""
+    return np.load(path, mmap_mode="r").view(np.ndarray)
+
+
 class _Segment:
     def __init__(self, path: Path):
-        self.terms = np.load(path / "terms.npy", mmap_mode="r")
-        self.indptr = np.load(path / "indptr.npy", mmap_mode="r")
-        self.rows = np.load(path / "rows.npy", mmap_mode="r")
-        self.tfs = np.load(path / "tfs.npy", mmap_mode="r")
+        self.terms = _mapped(path / "terms.npy")
+        self.indptr = _mapped(path / "indptr.npy")
+        self.rows = _mapped(path / "rows.npy")
+        self.tfs = _mapped(path / "tfs.npy")
 
     def postings(self, term: bytes) -> tuple[Any, Any] | None:
         i = int(np.searchsorted(self.terms, term))
@@ -144,7 +149,7 @@ class Bm25Retriever:
         if self.meta["tokenizer"] != TOKENIZER or self.meta["version"] != INDEX_VERSION:
             raise IntegrityError(f"{meta_path}: index built with another tokenizer/version")
         self._meta_sha = sha256_file(meta_path)
-        self._doclen = [np.load(_shard_dir(self.dir, j) / "doclen.npy", mmap_mode="r")
+        self._doclen = [_mapped(_shard_dir(self.dir, j) / "doclen.npy")
                         for j in range(len(self.meta["shards"]))]
         self._segments = [
             [_Segment(_shard_dir(self.dir, j) / f"seg-{s:03d}") for s in range(sh["segments"])]

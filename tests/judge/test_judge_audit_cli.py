@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_audit import _answers, _primary
+from tests.judge.test_judge_audit import _answers, _primary
 
 from snapaudit.cli.judge_audit import command
 from snapaudit.errors import ConfigError

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from judge_server import FakeJudgeServer, first_word
+from tests.judge.judge_server import FakeJudgeServer, first_word
 
 from snapaudit.generate.config import GeneratorConfig
 from snapaudit.generate.openai import OpenAIGenerator
