@@ -75,9 +75,11 @@ class _Run:
     def judge_stage(self) -> str:
         return f"judge:{self.protocol.judge.name}"
 
-    def policy(self) -> RetryPolicy:
+    def policy(self, rate_limited: bool = True) -> RetryPolicy:
+        """Retry policy from [run]; HTTP systems apply the rate limit per endpoint instead."""
         r = self.protocol.run
-        return RetryPolicy(r.concurrency, r.rate_limit_per_s, r.max_attempts,
+        rate = r.rate_limit_per_s if rate_limited else None
+        return RetryPolicy(r.concurrency, rate, r.max_attempts,
                            r.backoff_base_s, r.backoff_max_s, self.protocol.design.seed)
 
     def locked(self, stage: str) -> bool:
@@ -210,7 +212,7 @@ async def _retrieval_stage(run: _Run) -> None:
                                       {"question_id": q.question_id, "state": state,
                                        "pass": pass_no},
                                       _retrieve_call(system, q, pass_no)))
-    await run_cells(run.ledger, "retrieval", tasks, run.policy(), run.progress)
+    await run_cells(run.ledger, "retrieval", tasks, run.policy(False), run.progress)
     cells = {c.cell_key: c.payload for c in run.ledger.cells("retrieval")}
     bad = sorted(k[:-3] for k, p1 in cells.items()
                  if k.endswith("|p1") and cells.get(k[:-3] + "|p2") != p1)
@@ -259,7 +261,8 @@ async def _answer_stage(run: _Run, evidence: Mapping[tuple[str, str], Evidence |
         tasks.append(CellTask(key, request, _answer_call(
             run.systems[sc.state], sc.question_id, text[sc.question_id], sc.state, sc.repeat,
             evidence.get((sc.question_id, sc.state)))))
-    await run_cells(run.ledger, "answer", tasks, run.policy(), run.progress)
+    per_endpoint = run.protocol.system.kind == "http"
+    await run_cells(run.ledger, "answer", tasks, run.policy(not per_endpoint), run.progress)
     run.lock("answer", run.ledger.content_hashes("answer"))
 
 

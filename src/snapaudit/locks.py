@@ -130,11 +130,18 @@ def code_version() -> str:
         return "snapaudit unknown"
 
 
+def write_resolved(run_dir: Path, protocol: Protocol) -> None:
+    """Write ``protocol.resolved.toml`` atomically (a kill never leaves half a file)."""
+    tmp = run_dir / "protocol.resolved.toml.tmp"
+    tmp.write_text(to_toml(protocol), encoding="utf-8")
+    tmp.replace(run_dir / "protocol.resolved.toml")
+
+
 def initialize_run(protocol: Protocol, run_dir: Path, manifest: dict[str, Any],
                    base_dir: Path) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     cohort_hash = cohort.write_manifest(run_dir / "cohort.json", manifest)
-    (run_dir / "protocol.resolved.toml").write_text(to_toml(protocol), encoding="utf-8")
+    write_resolved(run_dir, protocol)
     with Ledger(run_dir / LEDGER_NAME) as ledger:
         ledger.set_meta("protocol_bound", canonical_json(bound_fields(protocol)))
         ledger.set_meta("cohort_sha256", cohort_hash)
@@ -164,7 +171,7 @@ def verify_run_files(run_dir: Path, protocol: Protocol | None = None) -> None:
     if not manifest.exists() or sha256_file(manifest) != cohort_hash:
         raise IntegrityError("cohort.json changed since the run began")
     if protocol is not None:
-        resolved.write_text(to_toml(protocol), encoding="utf-8")  # [run] knobs may differ
+        write_resolved(run_dir, protocol)  # [run] knobs may differ
 
 
 def content_now(ledger: Ledger, protocol: Protocol, base: Path) -> dict[str, dict[str, str]]:

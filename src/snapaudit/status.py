@@ -73,9 +73,9 @@ def run_status(run_dir: Path) -> RunStatus:
         counts = ledger.outcome_counts()
         questions = len(json.loads((run_dir / "cohort.json").read_text("utf-8"))["questions"])
         n_states = len(protocol.states.order)
-        planned = {"answer": questions * n_states * protocol.design.repeats,
-                   f"judge:{protocol.judge.name}": (questions if protocol.judge.kind != "none"
-                                                    else 0)}
+        planned = {"answer": questions * n_states * protocol.design.repeats}
+        if protocol.judge.kind != "none":
+            planned[f"judge:{protocol.judge.name}"] = questions
         names = sorted(set(counts) | set(planned), key=_stage_order)
         stages = [StageStatus(s, planned.get(s), len(ledger.accepted_keys(s)),
                               counts.get(s, {})) for s in names]

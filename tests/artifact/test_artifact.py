@@ -163,3 +163,13 @@ def test_cli_exit_codes(artifact: Path, tmp_path: Path, capsys: pytest.CaptureFi
         main(["verify", str(root)])
     assert exc.value.code == 3
     assert "file results.json: content differs" in capsys.readouterr().err
+
+
+def test_cli_report_and_export(finished_run: Path, tmp_path: Path,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    main(["report", str(finished_run), "--out", str(tmp_path / "rep")])
+    out = capsys.readouterr().out
+    assert "INCOMPATIBLE" in out and (tmp_path / "rep" / "report.html").exists()
+    main(["export", str(finished_run), "--out", str(tmp_path / "art")])
+    assert "snapaudit verify" in capsys.readouterr().out
+    assert verify_artifact(tmp_path / "art").checked > 20

@@ -6,6 +6,7 @@ import json
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -32,6 +33,25 @@ def _cli(proto: Path, run_dir: Path) -> subprocess.Popen[bytes]:
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
 
 
+def _attempts(run_dir: Path) -> int:
+    db = run_dir / "ledger.sqlite"
+    if not db.exists():
+        return 0
+    try:
+        return int(query(db, "SELECT COUNT(*) FROM attempts")[0][0])
+    except sqlite3.OperationalError:  # schema not created yet
+        return 0
+
+
+def _wait_for_new_attempt(run_dir: Path, proc: subprocess.Popen[bytes]) -> None:
+    before = _attempts(run_dir)
+    deadline = time.monotonic() + 30
+    while proc.poll() is None and time.monotonic() < deadline:
+        if _attempts(run_dir) > before:
+            return
+        time.sleep(0.02)
+
+
 @pytest.mark.slow
 def test_sigkill_twenty_times_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
     rng = random.Random(20261130)
@@ -45,7 +65,11 @@ def test_sigkill_twenty_times_then_resume_equals_uninterrupted(tmp_path: Path) -
         kills = 0
         while kills < KILLS:
             proc = _cli(proto, run_dir)
-            time.sleep(rng.uniform(0.3, 1.6))
+            if kills % 2:  # anywhere, startup included
+                time.sleep(rng.uniform(0.05, 1.5))
+            else:  # mid-stage: once this process has made an attempt, whatever the machine
+                _wait_for_new_attempt(run_dir, proc)
+                time.sleep(rng.uniform(0.0, 0.4))
             finished = proc.poll() is not None
             if not finished:
                 proc.send_signal(signal.SIGKILL)

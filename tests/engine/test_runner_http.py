@@ -137,3 +137,18 @@ def test_auth_header_from_env_and_not_in_spec(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("SNAPAUDIT_TEST_KEY", "sekret")
     assert asyncio.run(go()) == ("Paris", ("1", "b"))
     assert seen == ["k-sekret"]
+
+
+def test_token_bucket_spaces_acquisitions() -> None:
+    import time
+
+    from snapaudit.transport import TokenBucket
+
+    async def go() -> float:
+        bucket = TokenBucket(50.0, burst=1.0)
+        start = time.monotonic()
+        for _ in range(11):
+            await bucket.acquire()
+        return time.monotonic() - start
+
+    assert asyncio.run(go()) >= 10 / 50.0 * 0.95  # the first token is free, then 1 per 20 ms

@@ -85,3 +85,22 @@ def test_spec_binds_model_prompt_and_controls() -> None:
 def test_llm_judge_needs_a_generator() -> None:
     with pytest.raises(ConfigError):
         LLMJudge(JudgeConfig(kind="llm"))
+
+
+def test_registry_builds_the_llm_judge_on_any_generator_backend() -> None:
+    from snapaudit.judge.registry import build_judge
+
+    async def go() -> dict[tuple[str, str], bool]:
+        packet, _ = build_packet("q1", "Which city?", list(zip(REFS, TEXTS, strict=True)),
+                                 seed=9)
+        async with FakeJudgeServer(first_word) as server:
+            gen = GeneratorConfig(backend="openai", base_url=server.url, model="m")
+            judge = build_judge(JudgeConfig(kind="llm", name="reg", generator=gen))
+            try:
+                assert judge.name == "reg" and judge.spec()["generator"]["model"] == "m"
+                return await judge.judge(packet, seed=1)
+            finally:
+                await judge.aclose()
+
+    verdict = asyncio.run(go())
+    assert len(verdict) == 28 and sum(verdict.values()) == 8

@@ -70,7 +70,7 @@ def _replicate(tmp_path: Path, url: str) -> tuple[Replication, list[str]]:
             lambda s: TestbedSystem(s, gen, _no_sources),  # type: ignore[arg-type]
             RuleJudge(JudgeConfig(kind="rule", name="rule")), plan, policy,
             choose_progress("silent"), gold={q: ("Paris",) for q in QIDS}))
-        stages = sorted(ledger.stages())
+        stages = sorted({a.stage for a in ledger.attempts()})
     return result, stages
 
 

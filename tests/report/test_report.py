@@ -73,8 +73,10 @@ def _row(q: str, s: str, r: int, a: str, docs: tuple[str, ...]) -> AnswerRow:
 
 
 def test_drilldown_by_hand() -> None:
-    answers = [_row("q1", "n1", 1, "Paris", ("d1", "d2")), _row("q1", "n1", 2, "Paris", ("d1", "d2")),
-               _row("q1", "n7", 1, "Lyon", ("d2", "d3")), _row("q1", "n7", 2, "Lyon", ("d2", "d3")),
+    answers = [_row("q1", "n1", 1, "Paris", ("d1", "d2")),
+               _row("q1", "n1", 2, "Paris", ("d1", "d2")),
+               _row("q1", "n7", 1, "Lyon", ("d2", "d3")),
+               _row("q1", "n7", 2, "Lyon", ("d2", "d3")),
                _row("q2", "n1", 1, "Rome", ("d5",)), _row("q2", "n1", 2, "rome", ("d5",)),
                _row("q2", "n7", 1, "Rome", ("d5",)), _row("q2", "n7", 2, "Rome", ("d5",))]
     labels = [PairLabel("q1", AnswerRef("n1", 1), AnswerRef("n7", 1), False, "rule")]
@@ -94,3 +96,18 @@ def test_path_letters_return_to_an_earlier_answer() -> None:
     per_state = {s: [_row("q", s, 1, a, ()), _row("q", s, 2, a, ())]
                  for s, a in (("n1", "A"), ("n3", "B"), ("n7", "A"))}
     assert path_letters(per_state, ["n1", "n3", "n7"], []) == "X→Y→X"
+
+
+def test_judges_table_by_hand() -> None:
+    from snapaudit.report.content import judges_table
+
+    table = judges_table({"judges": {"judges": ["rule", "llm"], "pairs": 10, "questions": 2,
+                                     "agreement": 90.0, "agreement_ci95": [80.0, 100.0],
+                                     "kappa": 0.8, "kappa_ci95": None,
+                                     "partitions_identical": 50.0,
+                                     "partitions_identical_ci95": [0.0, 100.0],
+                                     "d_hat": {"rule": 1.0, "llm": None}}})
+    assert table is not None
+    rows = dict(table.rows)
+    assert rows["agreement"] == "90.00 [80.00, 100.00]" and rows["Cohen's kappa"] == "0.80 -"
+    assert rows["semantic D by llm"] == "-" and judges_table({"judges": None}) is None

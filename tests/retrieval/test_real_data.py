@@ -67,3 +67,16 @@ def test_nq_open_cohort_answer_recall_lock_and_overlap(
     assert recall > 0.5
     assert 0.0 < mean_overlap < 1.0
     assert recall == 0.79 and round(mean_overlap, 4) == 0.1475  # measured; fixed by the hashes
+
+
+def test_web_formats_pad_a_corpus(shared_data: Path, tmp_path: Path) -> None:
+    web = shared_data / "web"
+    inputs = [CorpusInput(web / "fineweb_subset_300.json", "fineweb", id_prefix="fineweb:")]
+    inputs += [CorpusInput(p, "c4") for p in sorted(web.glob("c4-sample.*.json.gz"))]
+    inputs += [CorpusInput(p, "dolma") for p in sorted(web.glob("cc_en_head-*.jsonl.gz"))]
+    manifest = build_corpus(inputs, tmp_path / "web", shards=7, seed=1)
+    assert manifest.total == 300 + 30 + 20 and manifest.duplicates == 0
+    assert [i.documents for i in manifest.inputs] == [300, 10, 10, 10, 10, 10]
+    ev = EvidenceBuilder(TestbedConfig(corpus=str(tmp_path / "web"), states={"n7": 7}),
+                         None).evidence("w", "tornado video journalist", "n7")
+    assert ev is not None and ev.doc_ids and ev.rendered.startswith("[1] id: ")

@@ -38,5 +38,9 @@ def command(protocol_path: Path, run_dir: Path, overrides: tuple[str, ...],
         click.echo(f"{kernel:<9} D = {stats['d_hat']:+.2f} pp  (lcb95 {stats['lcb95']:+.2f} pp)")
     click.echo("gate: " + ("excess churn found (incompatible)" if passed
                            else "no excess churn shown"))
+    for rule in gate.get("rules", []):
+        mark = "pass" if rule.get("passed") else "fail"
+        note = f" ({rule['note']})" if rule.get("note") else ""
+        click.echo(f"  [{mark}] {rule.get('rule')}{note}")
     if fail_on == "incompatible" and passed:
         sys.exit(EXIT_INCOMPATIBLE)

@@ -73,7 +73,7 @@ kind = "bm25"
 
 [generator]
 backend = "local"
-temperature = 0.7
+temperature = 0.3
 max_tokens = 24
 n_threads = {threads}
 

@@ -24,10 +24,12 @@ class LLMJudge:
             raise ConfigError("judge.kind = 'llm' needs a [judge.generator] table")
         self.name = config.name
         self._config = config
+        self._shared = generator is None
         if generator is None:
-            from snapaudit.generate.registry import build_generator
+            # shared with a testbed state of the same generator config (one model load)
+            from snapaudit.generate.registry import acquire_generator
 
-            generator = build_generator(config.generator)
+            generator = acquire_generator(config.generator)
         self._generator = generator
 
     def spec(self) -> dict[str, Any]:
@@ -55,4 +57,10 @@ class LLMJudge:
         return parse_verdict_text(packet, result.text)
 
     async def aclose(self) -> None:
-        await self._generator.aclose()
+        if not self._shared:
+            await self._generator.aclose()
+            return
+        from snapaudit.generate.registry import release_generator
+
+        assert self._config.generator is not None
+        await release_generator(self._config.generator)

@@ -176,6 +176,22 @@ def design_table(view: RunView) -> Table:
     return Table("Table 1. Locked design", ("component", "value"), rows)
 
 
+def judges_table(r: dict[str, Any]) -> Table | None:
+    """Cross-judge agreement when a second judge labelled the answers."""
+    j = _get(r, "judges")
+    if not isinstance(j, dict):
+        return None
+    d_hat = j.get("d_hat") or {}
+    rows = [("judges", " vs ".join(str(x) for x in j.get("judges") or [])),
+            ("pairs / questions", f"{num(j.get('pairs'))} / {num(j.get('questions'))}"),
+            ("agreement", f"{num(j.get('agreement'))} {interval(j.get('agreement_ci95'))}"),
+            ("Cohen's kappa", f"{num(j.get('kappa'))} {interval(j.get('kappa_ci95'))}"),
+            ("identical partitions", f"{num(j.get('partitions_identical'))} "
+                                     f"{interval(j.get('partitions_identical_ci95'))}")]
+    rows += [(f"semantic D by {name}", num(value)) for name, value in sorted(d_hat.items())]
+    return Table("Cross-judge agreement", ("", "value"), tuple(rows))
+
+
 def build_report(view: RunView, plant_score: dict[str, Any] | None = None) -> Report:
     r = view.results
     old, new = _pair(r)
@@ -194,6 +210,9 @@ def build_report(view: RunView, plant_score: dict[str, Any] | None = None) -> Re
               trajectory_table(view, list(flips.get("question_ids") or []))]
     if ladder_table is not None:
         tables.append(ladder_table)
+    judges = judges_table(r)
+    if judges is not None:
+        tables.append(judges)
     sections = [head, Section("Figures", (flip_par,), (), tuple(figs)),
                 Section("Tables", (), tuple(tables))]
     if plant_score is not None:

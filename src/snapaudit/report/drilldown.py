@@ -80,6 +80,13 @@ def _evidence_diff(per_state: dict[str, list[AnswerRow]],
     return diffs
 
 
+def _shown(items: list[str], limit: int = 6) -> list[str]:
+    """At most ``limit`` items, then a count of the rest."""
+    if len(items) <= limit:
+        return items
+    return [*items[:limit], f"+{len(items) - limit} more"]
+
+
 def drilldown_rows(view: RunView) -> list[dict[str, Any]]:
     """One dict per changed question, in question id order (plain data; renderers escape)."""
     flips = set((view.results.get("flips") or {}).get("question_ids") or [])
@@ -92,9 +99,10 @@ def drilldown_rows(view: RunView) -> list[dict[str, Any]]:
             continue
         gold = view.gold.get(qid) if view.gold is not None else None
         first = next(iter(per_state.values()))[0]
-        different = sorted(f"{lab.a.state}/{lab.a.repeat} ≠ {lab.b.state}/{lab.b.repeat}"
-                           + ("" if lab.judge == "default" else f" ({lab.judge})")
-                           for lab in labels[qid] if not lab.same)
+        different = _shown(sorted(
+            f"{lab.a.state}/{lab.a.repeat} ≠ {lab.b.state}/{lab.b.repeat}"
+            + ("" if lab.judge == "default" else f" ({lab.judge})")
+            for lab in labels[qid] if not lab.same and lab.a.state != lab.b.state))
         rows.append({
             "id": qid, "question": first.question or "", "flip": qid in flips,
             "plant": str((view.plants or {}).get(qid, {}).get("kind", "")),
@@ -122,5 +130,7 @@ def trajectory_table(view: RunView, qids: list[str], limit: int = 12) -> Table:
             cells.append(" / ".join(a.answer for a in answers) + (f" [{marks}]" if gold else ""))
         question = next(iter(per_state.values()))[0].question or qid
         rows.append((question, *cells, path_letters(per_state, states, labels[qid])))
+    if not rows:
+        rows.append(("(no strict flips)", *["" for _ in states], ""))
     return Table("Table 3. Answer trajectories of the strict flips",
                  ("question", *[f"{s} answers" for s in states], "path"), tuple(rows))
