@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import socket
 import sys
 import time
 
@@ -46,11 +47,11 @@ def make_app(delay: float) -> web.Application:
 async def serve(delay: float) -> None:
     runner = web.AppRunner(make_app(delay), access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0, backlog=4096)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    site = web.SockSite(runner, sock, backlog=4096)
     await site.start()
-    server = site._server
-    assert server is not None and server.sockets
-    print(f"PORT {server.sockets[0].getsockname()[1]}", flush=True)
+    print(f"PORT {sock.getsockname()[1]}", flush=True)
     loop = asyncio.get_running_loop()
     await loop.run_in_executor(None, sys.stdin.read)  # until the parent closes stdin
     await runner.cleanup()

@@ -151,8 +151,11 @@ def export_artifact(run_dir: str | Path, out: str | Path) -> Path:
         raise InputError("artifact directory already exists; choose a new --out",
                          path=str(dest))
     dest.mkdir(parents=True)
-    hashed = (_export_ledger(run / "ledger.sqlite", dest)
-              if (run / "ledger.sqlite").exists() else {})
+    hashed: dict[str, bool] = {}
+    if (run / "ledger.sqlite").exists():
+        hashed = _export_ledger(run / "ledger.sqlite", dest)
+    else:  # answers brought from elsewhere (`snapaudit analyze`): no ledger, no locks
+        (dest / "locks.json").write_text("[]\n", encoding="utf-8")
     _export_tables(run, dest)
     shutil.copyfile(results_path, dest / "results.json")
     results = json.loads(results_path.read_text(encoding="utf-8"))

@@ -123,7 +123,8 @@ async def _run_audit(protocol: Protocol, run_dir: Path, base: Path, progress: Pr
     if sorted(systems) != sorted(protocol.states.order):
         raise ConfigError("systems must be given for exactly the states of states.order")
     try:
-        await _preflight(systems, protocol.run.timeout_s)
+        if fresh or not _answers_locked(ledger_path):
+            await _preflight(systems, protocol.run.timeout_s)
         if fresh:
             assert manifest is not None
             initialize_run(protocol, run_dir, manifest, base)
@@ -143,6 +144,12 @@ def _initialized(ledger_path: Path) -> bool:
         return False
     with Ledger(ledger_path) as ledger:
         return ledger.get_meta("protocol_sha256") is not None
+
+
+def _answers_locked(ledger_path: Path) -> bool:
+    """Once answers are locked no endpoint is called again, so none need be reachable."""
+    with Ledger(ledger_path) as ledger:
+        return any(record["stage"] == "answer" for record, _ in ledger.locks())
 
 
 async def _preflight(systems: Mapping[str, System], timeout_s: float) -> None:
@@ -187,9 +194,11 @@ async def _stages(run: _Run) -> None:
     if not run.locked("semantic"):
         await _semantic_stage(run, answers)
     _write_table(run.run_dir, "labels.jsonl", "write_labels", pair_labels(run))
+    gold = read_gold(run)
     if not run.locked("gold"):
-        gold = _gold_unlock(run)
-        _write_table(run.run_dir, "gold.jsonl", "write_gold", gold)
+        run.lock("gold", {"gold_sha256": sha256_file(cohort.resolve(run.protocol.gold.path,
+                                                                    run.base_dir))})
+    _write_table(run.run_dir, "gold.jsonl", "write_gold", gold)  # rewritten: kill-safe
 
 
 def _write_table(run_dir: Path, name: str, writer: str, rows: Sequence[Any]) -> None:
@@ -384,13 +393,6 @@ def pair_labels(run: _Run) -> list[PairLabel]:
             out.append(PairLabel(cell.cell_key, AnswerRef(*item["a"]), AnswerRef(*item["b"]),
                                  bool(item["same"]), run.protocol.judge.name))
     return out
-
-
-def _gold_unlock(run: _Run) -> list[GoldRow]:
-    gold = read_gold(run)
-    run.lock("gold", {"gold_sha256": sha256_file(cohort.resolve(run.protocol.gold.path,
-                                                                run.base_dir))})
-    return gold
 
 
 def read_gold(run: _Run) -> list[GoldRow]:

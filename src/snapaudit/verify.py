@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from snapaudit.artifact import SENSITIVE_KEYS
 from snapaudit.artifact import claims as claims_of
 from snapaudit.errors import IntegrityError, VerificationError
 from snapaudit.hashing import sha256_file, sha256_json
@@ -68,12 +69,31 @@ def _content(root: Path, stage: str) -> dict[str, str]:
             "n_attempts": str(len(attempts))}
 
 
-def check_locks(root: Path, manifest: dict[str, Any], protocol: dict[str, Any],
+def _has_marker(value: Any, key: str | None = None) -> bool:
+    if isinstance(value, dict):
+        if key in SENSITIVE_KEYS and set(value) == {"sha256"}:
+            return True
+        return any(_has_marker(v, k) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_marker(v, key) for v in value)
+    return False
+
+
+def _sanitized_stage(root: Path, stage: str) -> bool:
+    """Whether the exported cells of ``stage`` carry hashes in place of text (decided from
+    the cells themselves, never from the manifest's say-so)."""
+    if stage == "answer":  # answers are published whole; their lock is always recomputed
+        return False
+    name = stage.replace(":", "_")
+    return any(_has_marker(c.get("payload")) for c in _jsonl(root / "ledger" /
+                                                              f"{name}.cells.jsonl"))
+
+
+def check_locks(root: Path, protocol: dict[str, Any],
                 gold: Path | None, report: VerifyReport) -> None:
     from snapaudit.locks import verify_chain
 
     stored = [(rec, h) for rec, h in _json(root / "locks.json")]
-    hashed = set(manifest.get("hashed_stages", []))
     judge = protocol.get("judge", {})
     judge_stage = f"judge:{judge.get('name', 'judge')}"
     content: dict[str, dict[str, str]] = {}
@@ -87,7 +107,7 @@ def check_locks(root: Path, manifest: dict[str, Any], protocol: dict[str, Any],
         now = _content(root, str(ledger_stage))
         if stage == "semantic":
             now = {"judge_kind": str(judge.get("kind")), **now}
-        if ledger_stage in hashed:
+        if _sanitized_stage(root, str(ledger_stage)):
             report.notes.append(f"{stage} lock: payloads are sanitized; checked cell count only")
             if rec.get("content", {}).get("n_cells") != now["n_cells"]:
                 report.failures.append(f"{stage} lock: number of cells differs")
@@ -185,12 +205,12 @@ def verify_artifact(artifact: str | Path, gold: str | Path | None = None) -> Ver
     report = VerifyReport()
     if not (root / "manifest.json").is_file():
         raise VerificationError([f"file manifest.json: missing from {root}"])
-    manifest = check_files(root, report)
+    check_files(root, report)
     if report.failures:
         raise VerificationError(report.failures)
     protocol = _json(root / "protocol.json")
     gold_path = Path(gold) if gold is not None else None
-    check_locks(root, manifest, protocol, gold_path, report)
+    check_locks(root, protocol, gold_path, report)
     answers = read_answers(root / "tables" / "answers.jsonl")
     labels = read_labels(root / "tables" / "labels.jsonl", answers)
     check_tables(root, protocol, answers, labels, report)

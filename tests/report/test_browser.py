@@ -31,7 +31,7 @@ def test_hostile_page_runs_no_injected_script(hostile_run: Path, chromium: str,
     assert "<title>pwned" not in dom and "<title>Snapshot Compatibility Audit" in dom
     assert "<img" not in dom
     assert dom.count("<script") == 2
-    assert 'id="drill"' in dom  # the page's own script ran without errors
+    assert 'id="drill" data-ready="1"' in dom  # the page's own script ran (CSP hash ok)
 
 
 def _png_pixels(path: Path) -> tuple[int, int, bytes]:

@@ -37,6 +37,7 @@ details.data{font-size:12px}
 _JS = """
 (function(){
   var table=document.getElementById('drill'); if(!table){return;}
+  table.setAttribute('data-ready','1');
   var body=table.tBodies[0]; var filter=document.getElementById('drill-filter');
   var only=document.getElementById('drill-flips');
   function apply(){
