@@ -21,7 +21,7 @@ real analysis can be run on it and compared).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -193,7 +193,3 @@ def cohort_tables(cohort: Cohort) -> tuple[list[AnswerRow], list[PairLabel]]:
             labels.append(PairLabel(qid, a, b, answers[a][1] == answers[b][1]))
     return rows, labels
 
-
-def type_counts(cohort: Cohort, mixture: Mixture) -> Sequence[int]:
-    """How many questions of each type the cohort drew."""
-    return [int(x) for x in np.bincount(cohort.types, minlength=len(mixture.types))]

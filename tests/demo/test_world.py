@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from snapaudit.corpus import shard_of
 from snapaudit.demo.files import read_plants, write_world
 from snapaudit.demo.simulate import rule_labels, simulate_answers
@@ -81,3 +83,18 @@ def test_simulation_follows_the_plants() -> None:
             assert rows[(qid, "n1", 1)] == rows[(qid, "n7", 2)] == gold[qid][0]  # type: ignore[index]
     labels = rule_labels(simulate_answers(world, seed=0, noise=0.0))
     assert len(labels) == 10 * 28  # 8 answers per question, all pairs
+
+
+def test_demo_refuses_an_out_dir_holding_another_world(tmp_path: Path) -> None:
+
+    from snapaudit.demo.run import DemoConfig, prepare_world
+    from snapaudit.errors import ConfigError
+    from snapaudit.progress import SilentProgress
+
+    prepare_world(DemoConfig(tmp_path, questions=6, seed=1), SilentProgress())
+    before = (tmp_path / "world" / "questions.jsonl").read_bytes()
+    with pytest.raises(ConfigError, match="another --questions/--seed"):
+        prepare_world(DemoConfig(tmp_path, questions=7, seed=1), SilentProgress())
+    assert (tmp_path / "world" / "questions.jsonl").read_bytes() == before
+    files = prepare_world(DemoConfig(tmp_path, questions=6, seed=1), SilentProgress())
+    assert (files.root / "corpus").is_dir()

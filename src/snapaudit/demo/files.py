@@ -23,10 +23,14 @@ class WorldFiles:
     protocol: Path
 
 
+def jsonl_bytes(rows: list[dict[str, Any]]) -> bytes:
+    """The exact bytes :func:`write_world` writes for a JSONL table."""
+    return "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n"
+                   for row in rows).encode("utf-8")
+
+
 def _jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+    path.write_bytes(jsonl_bytes(rows))
 
 
 def demo_protocol(files_root: Path, *, repeats: int = 2, seed: int = 7,
@@ -74,7 +78,7 @@ kind = "bm25"
 [generator]
 backend = "local"
 temperature = 0.3
-max_tokens = 24
+max_tokens = 64
 n_threads = {threads}
 
 [judge]

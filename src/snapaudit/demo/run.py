@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from snapaudit.demo.files import WorldFiles, write_world
+from snapaudit.demo.files import WorldFiles, jsonl_bytes, write_world
 from snapaudit.demo.world import N_SHARDS, build_world
 from snapaudit.errors import ConfigError
 from snapaudit.progress import Progress
@@ -39,6 +39,9 @@ def prepare_world(config: DemoConfig, progress: Progress) -> WorldFiles:
     world_dir = config.out / "world"
     world = build_world(config.questions, config.seed)
     if (world_dir / "corpus").exists() and (world_dir / "questions.jsonl").exists():
+        if (world_dir / "corpus.jsonl").read_bytes() != jsonl_bytes(world.docs):
+            raise ConfigError(f"{config.out} holds a demo of another --questions/--seed; "
+                              "choose a new --out")
         return write_world(world, world_dir, repeats=config.repeats)
     files = write_world(world, world_dir, repeats=config.repeats)
     progress.info(f"demo world: {len(world.docs)} documents in {N_SHARDS} shards, "

@@ -42,8 +42,9 @@ def verdict(r: dict[str, Any]) -> tuple[str, bool | None]:
     if passed is None:
         return "Gate not evaluated", None
     if passed:
-        return "INCOMPATIBLE: the release gate found excess answer churn", False
-    return "COMPATIBLE: the release gate found no excess answer churn", True
+        return "INCOMPATIBLE: the release gate established excess answer churn", False
+    return ("EXCESS CHURN NOT SHOWN: the release gate did not establish excess answer churn "
+            "(this is not proof of compatibility)", True)
 
 
 def headline(r: dict[str, Any]) -> Section:
