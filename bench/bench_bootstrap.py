@@ -105,6 +105,7 @@ def main() -> None:
           "(slow baselines at n = 10,000: one run); memory = tracemalloc peak\n")
     print("| n | method | time s | x counts | peak MiB | lcb95 exact / sem (pp) | "
           "ci95 exact (pp) | max abs diff / tolerance |\n|---|---|---|---|---|---|---|---|")
+    disagree = 0
     for n in (400, 10_000):
         v = per_question_values(n)
         ref: np.ndarray | None = None
@@ -118,9 +119,12 @@ def main() -> None:
                 ref, t_ref = out, secs
                 q_ref, tol = q, tolerance(out, n, args.draws) * 100
             worst = (np.abs(q - q_ref) / tol).max()
+            disagree += int(worst > 1)
             print(f"| {n:,} | {name} | {secs:.3f} | {secs / t_ref:.1f} | {mem:.1f} | "
                   f"{q[0, 0]:.3f} / {q[0, 1]:.3f} | [{q[1, 0]:.3f}, {q[2, 0]:.3f}] | "
                   f"{worst:.2f}{' ok' if worst <= 1 else ' DISAGREE'} |")
+    if disagree:
+        raise SystemExit(f"{disagree} method(s) disagree with the count-based intervals")
 
 
 if __name__ == "__main__":

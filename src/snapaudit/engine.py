@@ -119,7 +119,7 @@ async def _run_audit(protocol: Protocol, run_dir: Path, base: Path, progress: Pr
     fresh = not _initialized(ledger_path)
     manifest = cohort.select(protocol.cohort, base) if fresh else None
     systems = dict(given) if given is not None else {
-        s: build_system(protocol, s, run_dir) for s in protocol.states.order}
+        s: build_system(protocol, s, run_dir, base) for s in protocol.states.order}
     if sorted(systems) != sorted(protocol.states.order):
         raise ConfigError("systems must be given for exactly the states of states.order")
     try:
@@ -283,7 +283,7 @@ def _answer_call(system: System, qid: str, question: str, state: str, repeat: in
         validate_answer(out.answer)
         doc_ids = list(out.doc_ids) if out.doc_ids is not None else None
         return CellResult({"answer": out.answer, "doc_ids": doc_ids}, dict(out.usage),
-                          out.latency_s or None)
+                          out.latency_s or None, dict(out.meta))
     return call
 
 

@@ -81,6 +81,10 @@ _MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX attempts_cell ON attempts (stage, cell_key);
         """,
     ),
+    (
+        "attempt meta (model, finish reason, controls left to the provider)",
+        "ALTER TABLE attempts ADD COLUMN meta TEXT;",
+    ),
 ]
 
 
@@ -254,15 +258,17 @@ class Ledger:
         error: str | None = None,
         usage: dict[str, int] | None = None,
         latency_s: float | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> None:
         if outcome not in OUTCOMES:
             raise ValueError(f"unknown outcome {outcome!r}")
         self._db.execute(
             "UPDATE attempts SET finished_at=?, outcome=?, reason=?, error=?, payload=?, "
-            "usage=?, latency_s=? WHERE id=?",
+            "usage=?, latency_s=?, meta=? WHERE id=?",
             (time.time(), outcome, reason, error,
              None if payload is None else canonical_json(payload),
-             canonical_json(usage or {}), latency_s, attempt_id),
+             canonical_json(usage or {}), latency_s,
+             None if meta is None else canonical_json(meta), attempt_id),
         )
 
     def finish_and_accept(
@@ -288,9 +294,10 @@ class Ledger:
         *,
         usage: dict[str, int] | None = None,
         latency_s: float | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> None:
         self.finish_attempt_op(attempt_id, "accepted", payload=payload, usage=usage,
-                               latency_s=latency_s)
+                               latency_s=latency_s, meta=meta)
         self._insert_cell(stage, cell_key, attempt_id, canonical_json(payload), time.time())
 
     def accept(self, stage: str, cell_key: str, attempt_id: int, payload: dict[str, Any]) -> None:

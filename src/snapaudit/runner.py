@@ -34,6 +34,7 @@ class CellResult:
     payload: dict[str, Any]
     usage: dict[str, int] = field(default_factory=dict)
     latency_s: float | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +229,8 @@ async def _drive(
         latency = result.latency_s if result.latency_s is not None else time.monotonic() - start
         await writer.call(partial(
             Ledger.finish_and_accept_op, stage=stage, cell_key=key, attempt_id=attempt_id,
-            payload=result.payload, usage=result.usage, latency_s=latency))
+            payload=result.payload, usage=result.usage, latency_s=latency,
+            meta=result.meta or None))
         counts["accepted"] += 1
         return True
     return False

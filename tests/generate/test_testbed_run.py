@@ -61,6 +61,11 @@ def test_testbed_run_survives_faults_and_never_persists_the_key(
     assert reasons == EXPECTED[backend]
     usages = [json.loads(u) for o, _, u in attempts if o == "accepted"]
     assert usages and all(u == {"prompt_tokens": 12, "completion_tokens": 5} for u in usages)
+    metas = [json.loads(m) for (m,) in query(
+        db, "SELECT meta FROM attempts WHERE stage='answer' AND outcome='accepted'")]
+    assert len(metas) == len(cells)
+    assert all(m["model"] == "fake-model" and "temperature" in m["left_to_provider"]
+               for m in metas)
     # n0 prompts carry no evidence block; retrieving states do
     n0 = [c for c in calls if "<evidence>" not in c.user]
     assert len(n0) >= 6 * 2
