@@ -23,6 +23,7 @@ def command(out: Path, questions: int, seed: int, overrides: tuple[str, ...],
     """Generate the demo world, run every stage on the local generator and rule judge, and
     write the report. No network, no GPU, no API key."""
     from snapaudit.demo.run import DemoConfig, run_demo
+    from snapaudit.report.model import num
 
     progress = make_progress(progress_kind)
     try:
@@ -40,5 +41,7 @@ def command(out: Path, questions: int, seed: int, overrides: tuple[str, ...],
         click.echo(f"EM change {em:+.2f} pp")
     score = outcome.plant_score
     if score is not None:
-        click.echo(f"planted flips: recall {score['recall']}, precision {score['precision']}")
+        click.echo(f"planted flips: recall {num(score['recall'])}, precision "
+                   f"{num(score['precision'])} ({score['hits']} of {score['planted']} planted "
+                   f"flips flagged, {score['flagged']} flagged in all)")
     click.echo(f"report: {outcome.report_html}")
