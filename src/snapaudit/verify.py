@@ -150,12 +150,12 @@ def recompute(results: dict[str, Any], protocol: dict[str, Any], answers: list[A
     from snapaudit.gate import GateConfig
 
     comp = results["comparison"]
-    states = comp.get("states") or []
+    ladder = results.get("ladder") or None
     semantic = (results.get("kernels") or {}).get("semantic") or {}
     gate = GateConfig(rules=tuple(r for r in _gate_rules(results))) if _gate_rules(results) \
         else GateConfig()
     config = AnalysisConfig(old=comp["old"], new=comp["new"],
-                            ladder=tuple(states) if results.get("ladder") else None,
+                            ladder=tuple(ladder["states"]) if ladder else None,
                             benchmark=comp.get("benchmark", "nq"), draws=comp["draws"],
                             seed=comp["seed"], gate=gate, primary_judge=semantic.get("judge"))
     out: dict[str, Any] = analyze(answers, config=config, labels=labels, gold=gold).to_json()
