@@ -11,6 +11,7 @@
    same settings (the recomputation verify cannot avoid). Usage::
 
        python bench/bench_e2e.py [--questions 650] [--repeat 3] [--skip-demo]
+                                 [--demo-questions 16]
 """
 
 from __future__ import annotations
@@ -152,6 +153,7 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=650)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-demo", action="store_true")
+    ap.add_argument("--demo-questions", type=int, default=16, help="the demo's --questions")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -160,10 +162,11 @@ def main() -> None:
         print(f"| `snapaudit --help` (baseline: start-up) | {t_help:.2f} | 1.0 |")
         if not args.skip_demo:
             t0 = time.perf_counter()
-            subprocess.run([*CLI, "demo", "--out", str(root / "demo"), "--progress", "plain"],
+            subprocess.run([*CLI, "demo", "--out", str(root / "demo"), "--questions",
+                            str(args.demo_questions), "--progress", "plain"],
                            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             t_demo = time.perf_counter() - t0
-            print(f"| `snapaudit demo` (16 questions, cold) | {t_demo:.1f} | "
+            print(f"| `snapaudit demo --questions {args.demo_questions}` (cold) | {t_demo:.1f} | "
                   f"{t_demo / t_help:.0f} |")
             shutil.rmtree(root / "demo")
         art, gold, t_build = build_artifact(root, args.questions)
