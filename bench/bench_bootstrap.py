@@ -7,7 +7,8 @@ questions for both; r = 2, so D_i takes values in multiples of 1/4), at n = 400 
   distinct per-question rows);
 - ``gather``: ``snapaudit.bootstrap.index_bootstrap`` (numpy index matrix in ~10M chunks);
 - ``scipy``: ``scipy.stats.bootstrap(method="percentile", paired=True, vectorized=True,
-  batch=...)`` with a batch of ~10M indices, the two kernels as a paired, vector statistic.
+  batch=...)`` with a batch of ~10M indices, the two kernels as a paired, vector statistic
+  (its ``rng=`` argument needs scipy >= 1.15).
 
 Time is the best of ``--repeat`` runs (the slow baselines at n = 10,000 run once); peak memory
 is tracemalloc's peak (numpy reports its buffers to it) in a separate, untimed run. The

@@ -1,88 +1,130 @@
-"""Embedded local generator: latency of n0 prompts vs 8 x 1,200-character evidence prompts,
-tokens/s and JSON validity.
+"""Embedded local generator: the saved prefix state vs resetting the KV cache every call.
 
-    .venv/bin/python bench/bench_local_generator.py [N0_CALLS] [EVIDENCE_CALLS]
-    (env THREADS=1, TEMP=<float> to set the temperature; reads ../shared/data)
+    .venv/bin/python bench/bench_local_generator.py [QUESTIONS]
+    env THREADS=1,2 (thread counts to compare), TOP_K=4 (documents per evidence prompt),
+        MAX_TOKENS=64, TEMP=0.3, SHUFFLE=1 (0 skips the reproducibility check)
+
+Prompts are the demo's: each question of the demo world alone (n0) and with TOP_K world
+documents as evidence. For every thread count both generators answer every prompt in the
+same run, interleaved (so load drift hits both alike); the ratios compare their summed
+latencies. The prefix generator then answers the prompts again in a shuffled order and
+the script counts answers that differ. The baseline subclass restores the former
+``llm.reset()`` before every call.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
+import random
 import statistics
 import sys
-from pathlib import Path
+import time
+from typing import Any
 
+from snapaudit.demo.world import build_world
 from snapaudit.errors import TransportInvalid
-from snapaudit.generate.base import GenerationRequest
+from snapaudit.generate.base import GenerationRequest, GenerationResult
 from snapaudit.generate.config import GeneratorConfig
-from snapaudit.generate.registry import build_generator
+from snapaudit.generate.local import LocalGenerator
 from snapaudit.prompt import ANSWER_SCHEMA, SYSTEM_PROMPT, parse_answer, user_message
 from snapaudit.render import render_evidence
 from snapaudit.retrieval.base import Document
 from snapaudit.retrieval.config import RenderConfig
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+class ResetGenerator(LocalGenerator):
+    """The former behaviour: a full prefill after ``llm.reset()`` in every call."""
+
+    def _load_prefix(self, llm: Any, system: str) -> int:
+        llm.reset()
+        return 0
 
 
-def load() -> tuple[list[str], list[str]]:
-    with open(DATA / "nq_open" / "NQ-open.dev.jsonl", encoding="utf-8") as f:
-        questions = [json.loads(line)["question"] for line in f]
-    with open(DATA / "wikipedia" / "dpr_wiki_passages_1000.jsonl", encoding="utf-8") as f:
-        passages = [json.loads(line)["contents"] for line in f]
-    return questions, passages
-
-
-def long_text(passages: list[str], start: int) -> str:
-    out, j = "", start
-    while len(out) < 1300:
-        out += passages[j % len(passages)] + " "
-        j += 1
+def prompts(n_questions: int, top_k: int) -> list[tuple[str, str]]:
+    world = build_world(max(n_questions, 5), 7)
+    docs = [Document(d["id"], d["url"], d["text"]) for d in world.docs]
+    rng = random.Random(7)
+    out: list[tuple[str, str]] = []
+    for q in world.questions[:n_questions]:
+        out.append(("n0", user_message(q["question"], None)))
+        evidence = render_evidence(rng.sample(docs, top_k), RenderConfig())
+        out.append((f"top{top_k}", user_message(q["question"], evidence)))
     return out
 
 
-def evidence(passages: list[str], k: int) -> str | None:
-    docs = [Document(f"w{k}-{i}", f"https://en.wikipedia.org/{k}/{i}",
-                     long_text(passages, k * 40 + i * 5)) for i in range(8)]
-    return render_evidence(docs, RenderConfig())
+def request(user: str, seed: int, max_tokens: int) -> GenerationRequest:
+    return GenerationRequest(system=SYSTEM_PROMPT, user=user, seed=seed,
+                             json_schema=ANSWER_SCHEMA, max_tokens=max_tokens)
 
 
-async def main(n0: int, nev: int) -> None:
-    questions, passages = load()
-    temp = os.environ.get("TEMP")
-    config = GeneratorConfig(backend="local", n_threads=int(os.environ.get("THREADS", "1")),
-                             temperature=float(temp) if temp else None)
-    generator = build_generator(config)
-    rows: list[tuple[str, float, int, int, bool]] = []
+def valid(result: GenerationResult) -> bool:
     try:
-        for k, question in enumerate(questions[: n0 + nev]):
-            ev = evidence(passages, k) if k >= n0 else None
-            request = GenerationRequest(system=SYSTEM_PROMPT, user=user_message(question, ev),
-                                        seed=1000 + k, json_schema=ANSWER_SCHEMA, max_tokens=128)
-            result = await generator.generate(request)
-            try:
-                parse_answer(result.text)
-                ok = True
-            except TransportInvalid:
-                ok = False
-            rows.append(("evidence" if ev else "n0", result.latency_s,
-                         result.usage["prompt_tokens"], result.usage["completion_tokens"], ok))
+        parse_answer(result.text)
+    except TransportInvalid:
+        return False
+    return True
+
+
+async def compare(threads: int, cases: list[tuple[str, str]], max_tokens: int,
+                  temperature: float, shuffle: bool) -> None:
+    config = GeneratorConfig(backend="local", n_threads=threads, temperature=temperature)
+    gens: dict[str, LocalGenerator] = {"reset": ResetGenerator(config),
+                                       "prefix": LocalGenerator(config)}
+    rows: dict[str, list[tuple[str, GenerationResult]]] = {"reset": [], "prefix": []}
+    try:
+        for gen in gens.values():  # load the model and build the prefix state
+            await gen.generate(request(cases[0][1], 1, max_tokens))
+        for i, (kind, user) in enumerate(cases):
+            order = ["reset", "prefix"] if i % 2 == 0 else ["prefix", "reset"]
+            for mode in order:
+                rows[mode].append((kind, await gens[mode].generate(
+                    request(user, 1000 + i, max_tokens))))
+        changed = -1
+        if shuffle:
+            idx = list(range(len(cases)))
+            random.Random(threads).shuffle(idx)
+            again = {i: await gens["prefix"].generate(request(cases[i][1], 1000 + i, max_tokens))
+                     for i in idx}
+            changed = sum(again[i].text != rows["prefix"][i][1].text for i in idx)
     finally:
-        await generator.aclose()
-    for kind in ("n0", "evidence"):
-        sel = [r for r in rows if r[0] == kind]
-        if not sel:
-            continue
-        lat = [r[1] for r in sel]
-        pt, ct = sum(r[2] for r in sel), sum(r[3] for r in sel)
-        print(f"{kind}: n={len(sel)} latency median {statistics.median(lat):.2f} s "
-              f"(min {min(lat):.2f}, max {max(lat):.2f}); prompt tokens {pt / len(sel):.0f}, "
-              f"completion {ct / len(sel):.1f}; tokens/s {(pt + ct) / sum(lat):.1f}; "
-              f"valid {sum(r[4] for r in sel)}/{len(sel)}")
-    print(f"load average {os.getloadavg()}")
+        for gen in gens.values():
+            await gen.aclose()
+    report(threads, rows, changed)
+
+
+def report(threads: int, rows: dict[str, list[tuple[str, GenerationResult]]],
+           changed: int) -> None:
+    kinds = sorted({k for k, _ in rows["reset"]})
+    for kind in [*kinds, "all"]:
+        sums = {}
+        for mode, sel in rows.items():
+            res = [r for k, r in sel if kind in (k, "all")]
+            lat = [r.latency_s for r in res]
+            sums[mode] = sum(lat)
+            print(f"threads={threads} {mode:6s} {kind:5s} n={len(res)} median "
+                  f"{statistics.median(lat):.2f} s (min {min(lat):.2f}, max {max(lat):.2f}) "
+                  f"prompt tokens {statistics.mean(r.usage['prompt_tokens'] for r in res):.0f} "
+                  f"completion {statistics.mean(r.usage['completion_tokens'] for r in res):.1f} "
+                  f"valid {sum(valid(r) for r in res)}/{len(res)}")
+        print(f"threads={threads} {kind}: prefix/reset latency ratio "
+              f"{sums['prefix'] / sums['reset']:.2f} (sum {sums['prefix']:.1f} s vs "
+              f"{sums['reset']:.1f} s)")
+    if changed >= 0:
+        print(f"threads={threads} prefix, shuffled re-run: {changed}/{len(rows['prefix'])} "
+              "answers changed")
+
+
+async def main(n_questions: int) -> None:
+    top_k = int(os.environ.get("TOP_K", "4"))
+    cases = prompts(n_questions, top_k)
+    for threads in [int(t) for t in os.environ.get("THREADS", "1,2").split(",")]:
+        start = time.perf_counter()
+        await compare(threads, cases, int(os.environ.get("MAX_TOKENS", "64")),
+                      float(os.environ.get("TEMP", "0.3")), os.environ.get("SHUFFLE") != "0")
+        print(f"threads={threads} wall {time.perf_counter() - start:.1f} s, "
+              f"load average {os.getloadavg()}")
 
 
 if __name__ == "__main__":
-    args = [int(a) for a in sys.argv[1:3]] + [12, 8][len(sys.argv[1:3]):]
-    asyncio.run(main(args[0], args[1]))
+    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 8))

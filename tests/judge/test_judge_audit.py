@@ -62,8 +62,8 @@ def test_rule_judge_audit_hand_computed(tmp_path: Path) -> None:
     assert result.agreement == pytest.approx(100 * 52 / 60)  # type: ignore[attr-defined]
     assert result.kappa == pytest.approx(12 / 17)  # type: ignore[attr-defined]
     assert result.partitions_identical == pytest.approx(80.0)  # type: ignore[attr-defined]
-    assert result.d_hat == {"primary": pytest.approx(0.4),  # type: ignore[attr-defined]
-                            "rule2": pytest.approx(0.6)}
+    assert result.d_hat == {"primary": pytest.approx(40.0),  # type: ignore[attr-defined]
+                            "rule2": pytest.approx(60.0)}  # pp
 
 
 def test_sample_is_outcome_blind_and_stable() -> None:

@@ -55,7 +55,7 @@ def test_cli_audit_with_the_rule_judge(tmp_path: Path) -> None:
                                           "--sample", "10", "--progress", "silent"])
     assert result.exit_code == 0, result.output
     assert "agreement 86.7%" in result.output
-    assert "semantic D under rule2: +0.6000" in result.output
+    assert "semantic D under rule2: +60.00 pp" in result.output
     body = json.loads((run_dir / "judge-audit" / "rule2.json").read_text())
     assert body["pairs"] == 60 and body["judge"]["kind"] == "rule"
     assert body["kappa"] == pytest.approx(12 / 17)

@@ -33,5 +33,5 @@ def command(run_dir: Path, judge_spec: str, sample: int, progress_kind: str) -> 
                f"{result.agreement_ci95[1]:.1f}), kappa {kappa}")
     click.echo(f"identical partitions {result.partitions_identical:.1f}% of questions")
     for name, d in result.d_hat.items():
-        click.echo(f"semantic D under {name}: {'n/a' if d is None else f'{d:+.4f}'}")
+        click.echo(f"semantic D under {name}: {'n/a' if d is None else f'{d:+.2f} pp'}")
     click.echo(f"written {path}")

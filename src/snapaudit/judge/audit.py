@@ -94,7 +94,7 @@ def _d_hat(answers: Sequence[AnswerRow], labels: Sequence[PairLabel], judge: str
     rows = [r for r in answers if r.question_id in qids]
     try:
         grid = AnswerGrid.from_rows(rows)
-        return per_question(grid, SemanticKernel(labels, judge), old, new).d_hat
+        return 100 * per_question(grid, SemanticKernel(labels, judge), old, new).d_hat
     except InputError:
         return None
 
