@@ -106,6 +106,17 @@ def run_audit(protocol: Protocol, run_dir: Path, *, base_dir: Path | None = None
                                   systems))
 
 
+def reanalyze(run_dir: Path, progress: Progress) -> RunOutcome:
+    """Resume a run from its own resolved protocol (paths resolve against the folder the run
+    was started from): every locked stage is kept; tables and results.json are rewritten,
+    e.g. to include a judge audit's labels."""
+    with Ledger(Path(run_dir) / LEDGER_NAME) as ledger:
+        base = ledger.get_meta("base_dir")
+    protocol = load_protocol(Path(run_dir) / "protocol.resolved.toml")
+    return run_audit(protocol, Path(run_dir), base_dir=Path(base) if base else None,
+                     progress=progress)
+
+
 def run_protocol_file(path: Path, run_dir: Path, overrides: Sequence[str],
                       progress: Progress) -> RunOutcome:
     """``snapaudit run``: relative paths in the protocol resolve against its folder."""
@@ -186,7 +197,7 @@ async def _stages(run: _Run) -> None:
     if any(isinstance(s, RetrievingSystem) for s in run.systems.values()):
         if not run.locked("retrieval"):
             await _retrieval_stage(run)
-        evidence = _locked_evidence(run.ledger)
+        evidence = locked_evidence(run.ledger)
     if not run.locked("answer"):
         await _answer_stage(run, evidence)
     answers = answer_rows(run.ledger, run.questions)
@@ -241,7 +252,7 @@ def _retrieve_call(system: RetrievingSystem, q: cohort.Question, pass_no: int) -
     return call
 
 
-def _locked_evidence(ledger: Ledger) -> dict[tuple[str, str], Evidence | None]:
+def locked_evidence(ledger: Ledger) -> dict[tuple[str, str], Evidence | None]:
     out: dict[tuple[str, str], Evidence | None] = {}
     for cell in ledger.cells("retrieval"):
         qid, state, pass_no = cell.cell_key.rsplit("|", 2)
@@ -386,12 +397,17 @@ async def _judge_questions(run: _Run, answers: Sequence[AnswerRow]) -> None:
 
 
 def pair_labels(run: _Run) -> list[PairLabel]:
-    """Accepted pair labels of the protocol's judge, from the ledger."""
+    """Accepted pair labels from the ledger: the protocol's judge first, then every other
+    judge that labelled this run's answers (``judge-audit`` stages ``judge:<name>``)."""
+    others = sorted(s for s in run.ledger.stages()
+                    if s.startswith("judge:") and s != run.judge_stage)
     out = []
-    for cell in run.ledger.cells(run.judge_stage):
-        for item in cell.payload["labels"]:
-            out.append(PairLabel(cell.cell_key, AnswerRef(*item["a"]), AnswerRef(*item["b"]),
-                                 bool(item["same"]), run.protocol.judge.name))
+    for stage in [run.judge_stage, *others]:
+        name = stage.removeprefix("judge:")
+        for cell in run.ledger.cells(stage):
+            for item in cell.payload["labels"]:
+                out.append(PairLabel(cell.cell_key, AnswerRef(*item["a"]),
+                                     AnswerRef(*item["b"]), bool(item["same"]), name))
     return out
 
 

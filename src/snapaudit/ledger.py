@@ -335,6 +335,11 @@ class Ledger:
         rows = self._db.execute("SELECT cell_key FROM cells WHERE stage=?", (stage,))
         return {str(r[0]) for r in rows}
 
+    def stages(self) -> list[str]:
+        """Every stage with at least one accepted cell, sorted."""
+        rows = self._db.execute("SELECT DISTINCT stage FROM cells ORDER BY stage")
+        return [str(r[0]) for r in rows]
+
     def cells(self, stage: str) -> Iterator[Cell]:
         """Accepted cells of a stage, ordered by cell key."""
         rows = self._db.execute(

@@ -23,6 +23,7 @@ from typing import Any
 
 from snapaudit.analysis import AnalysisConfig, AnalysisResult, analyze
 from snapaudit.bootstrap import Interval, whole_question_bootstrap
+from snapaudit.engine import locked_evidence
 from snapaudit.errors import ConfigError, LockError, TransportInvalid
 from snapaudit.generate.config import GeneratorConfig
 from snapaudit.hashing import sha256_json
@@ -191,17 +192,6 @@ async def run_replication(
 # ---------------------------------------------------------------- run directories
 
 
-def _locked_evidence(ledger: Ledger) -> dict[tuple[str, str], Evidence | None]:
-    out: dict[tuple[str, str], Evidence | None] = {}
-    for cell in ledger.cells("retrieval"):
-        qid, state, pass_no = cell.cell_key.rsplit("|", 2)
-        if pass_no == "p1":
-            ev = cell.payload["evidence"]
-            out[(qid, state)] = None if ev is None else Evidence(tuple(ev["doc_ids"]),
-                                                                 ev["rendered"])
-    return out
-
-
 def _no_sources(pass_no: int) -> Any:
     raise LockError("the replication reuses locked evidence and never retrieves")
 
@@ -243,7 +233,7 @@ async def replicate_run_dir(run_dir: Path, generator: GeneratorConfig, sample: i
     try:
         with Ledger(run_dir / "ledger.sqlite") as ledger:
             result = await run_replication(
-                ledger, answers, labels, questions, _locked_evidence(ledger),
+                ledger, answers, labels, questions, locked_evidence(ledger),
                 lambda s: TestbedSystem(s, generator, _no_sources), judge, plan, policy,
                 progress, gold)
     finally:

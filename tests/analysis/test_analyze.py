@@ -107,7 +107,8 @@ def test_cli_on_the_shipped_example(tmp_path: Path) -> None:
             "--json", str(out)]
     result = CliRunner().invoke(command, args)
     assert result.exit_code == 0, result.output
-    assert "Excess-churn gate: PASSED -> INCOMPATIBLE" in result.output and "Trajectory decomposition" in result.output
+    assert "Excess-churn gate: PASSED -> INCOMPATIBLE" in result.output
+    assert "Trajectory decomposition" in result.output
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert doc["comparison"]["questions"] == 240
     assert set(doc["kernels"]) == {"exact", "semantic"}

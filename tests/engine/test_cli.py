@@ -145,3 +145,28 @@ def test_cohort_larger_than_source_exit_2_nothing_written(
     assert code == 2
     assert "cohort size 6 is larger than the 5 eligible questions" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_judge_audit_reaches_results_and_status(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    write_world(tmp_path, n=12)
+    write_labels(tmp_path / "labels.jsonl", 12)
+    with FakeRagService() as svc:
+        proto = write_protocol(tmp_path, svc, size=12,
+                               judge='kind = "labels"\nname = "primary"\n'
+                                     'labels_path = "labels.jsonl"')
+        main(["run", str(proto), "--run-dir", str(tmp_path / "run"), "--progress", "silent"])
+    before = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert before["judges"] is None
+    main(["judge-audit", str(tmp_path / "run"), "--judge", "second=rule", "--sample", "6",
+          "--progress", "silent"])
+    assert "judges section" in capsys.readouterr().out
+    after = json.loads((tmp_path / "run" / "results.json").read_text())
+    # the primary judge's numbers are unchanged; the audit judge appears beside it
+    assert after["kernels"] == before["kernels"]
+    assert after["judges"]["judges"] == ["primary", "second"]
+    assert after["judges"]["pairs"] == 6 * 6
+    labels = (tmp_path / "run" / "tables" / "labels.jsonl").read_text().splitlines()
+    assert sum('"judge": "second"' in x for x in labels) == 6 * 6
+    main(["status", str(tmp_path / "run")])
+    assert "judge:second" in capsys.readouterr().out

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import click
@@ -20,12 +19,12 @@ from snapaudit.cli._common import make_progress, progress_option
 @progress_option
 def command(run_dir: Path, judge_spec: str, sample: int, progress_kind: str) -> None:
     """Have a second judge label a blind sample of a run's pairs; report agreement."""
-    from snapaudit.judge.audit_run import audit_run_dir
+    from snapaudit.judge.audit_run import judge_audit
     from snapaudit.judge.spec import parse_judge_spec
 
     config = parse_judge_spec(judge_spec)
-    result, path = asyncio.run(audit_run_dir(run_dir, config, sample,
-                                             make_progress(progress_kind)))
+    outcome = judge_audit(run_dir, config, sample, make_progress(progress_kind))
+    result, path = outcome.agreement, outcome.audit_path
     a, b = result.judges
     kappa = "n/a" if result.kappa is None else f"{result.kappa:.3f}"
     click.echo(f"judges {a} vs {b}: {result.pairs} pairs, {result.questions} questions")
@@ -35,3 +34,5 @@ def command(run_dir: Path, judge_spec: str, sample: int, progress_kind: str) -> 
     for name, d in result.d_hat.items():
         click.echo(f"semantic D under {name}: {'n/a' if d is None else f'{d:+.2f} pp'}")
     click.echo(f"written {path}")
+    if outcome.results_path is not None:
+        click.echo(f"updated {outcome.results_path} (judges section)")

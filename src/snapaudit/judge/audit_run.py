@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from snapaudit.agreement import JudgeAgreement
@@ -55,3 +57,24 @@ async def audit_run_dir(run_dir: Path, judge_config: JudgeConfig, sample: int,
             "primary": plan.primary, "sample": sample, "seed": plan.seed, **result.to_json()}
     out.write_text(json.dumps(body, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return result, out
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeAuditOutcome:
+    agreement: JudgeAgreement
+    audit_path: Path
+    results_path: Path | None
+
+
+def judge_audit(run_dir: Path, judge_config: JudgeConfig, sample: int,
+                progress: Progress) -> JudgeAuditOutcome:
+    """``snapaudit judge-audit``: audit, then, for a finished engine run (one with
+    ``results.json``), re-analyse it so the second judge's labels reach
+    ``tables/labels.jsonl`` and the ``judges`` section of ``results.json``."""
+    agreement, path = asyncio.run(audit_run_dir(run_dir, judge_config, sample, progress))
+    results: Path | None = None
+    if (run_dir / "results.json").exists() and (run_dir / "ledger.sqlite").exists():
+        from snapaudit.engine import reanalyze
+
+        results = reanalyze(run_dir, progress).results_path
+    return JudgeAuditOutcome(agreement, path, results)
