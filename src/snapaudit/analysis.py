@@ -7,7 +7,7 @@ it; this module wires them together in a fixed order and adds nothing of its own
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -30,7 +30,7 @@ from snapaudit.kernels import (
 )
 from snapaudit.ladder import Ladder, ladder
 from snapaudit.metrics import Utility, utility
-from snapaudit.normalize import normalizer
+from snapaudit.normalize import Normalizer, normalizer
 from snapaudit.overlap import Overlap, has_doc_ids, overlap
 from snapaudit.tables import AnswerRow, PairLabel, validate_labels
 from snapaudit.transitions import Transitions, transitions
@@ -76,6 +76,10 @@ class KernelStats:
     judge: str | None = None
     nontransitive_triangles: int | None = None
     nontransitive_questions: int | None = None
+    # the judge's consistency: labelled pairs whose normalized answers are identical,
+    # and how many of them it labelled "same" (identical answers are never short-circuited)
+    identical_pairs: int | None = None
+    identical_labelled_same: int | None = None
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"within": self.within, "cross": self.cross,
@@ -83,7 +87,9 @@ class KernelStats:
                                   "ci95": list(self.ci95), "p_nonpositive": self.p_nonpositive}
         if self.kernel == "semantic":
             out.update(judge=self.judge, nontransitive_triangles=self.nontransitive_triangles,
-                       nontransitive_questions=self.nontransitive_questions)
+                       nontransitive_questions=self.nontransitive_questions,
+                       identical_pairs=self.identical_pairs,
+                       identical_labelled_same=self.identical_labelled_same)
         return out
 
 
@@ -159,6 +165,8 @@ def analyze(answers: Sequence[AnswerRow], *, config: AnalysisConfig,
         kernels["semantic"] = SemanticKernel(labels, _primary_judge(config, judges))
     pq = {name: per_question(grid, k, config.old, config.new) for name, k in kernels.items()}
     stats = _kernel_stats(grid, kernels, pq, config)
+    if "semantic" in stats:
+        stats["semantic"] = _with_consistency(stats["semantic"], answers, labels, norm)
     gate = evaluate(config.gate, {k: {"d_hat": s.d_hat, "lcb95": s.lcb95}
                                   for k, s in stats.items()})
     main = kernels.get("semantic", exact)
@@ -177,6 +185,15 @@ def analyze(answers: Sequence[AnswerRow], *, config: AnalysisConfig,
                 if config.ladder else None),
         judges=_judges(grid, labels, judges, config),
         per_question=pq)
+
+
+def _with_consistency(stats: KernelStats, answers: Sequence[AnswerRow],
+                      labels: Sequence[PairLabel], norm: Normalizer) -> KernelStats:
+    from snapaudit.judge.consistency import identical_consistency
+
+    c = identical_consistency(answers, labels, str(stats.judge), norm)
+    return replace(stats, identical_pairs=c.identical_pairs,
+                   identical_labelled_same=c.labelled_same)
 
 
 def _primary_judge(config: AnalysisConfig, judges: tuple[str, ...]) -> str:

@@ -171,10 +171,34 @@ def design_table(view: RunView) -> Table:
             ("Conditions", ", ".join(view.states) + (f"; top-{depth} evidence" if depth else "")),
             ("Confirmatory pair", f"{old} → {new}"),
             ("Answer cells", f"{len(view.answers)}"),
-            ("Semantic judging", ", ".join(judges) if judges else "none (exact kernel only)"),
+            ("Semantic judging", _judging(view, judges)),
+            ("Judge on identical answers", _identical(r)),
             ("Locks", ", ".join(str(x.get("stage", x.get("name", "?"))) for x in view.locks)
              or "-"))
     return Table("Table 1. Locked design", ("component", "value"), rows)
+
+
+JUDGE_KINDS = {
+    "rule": "the transparent offline rule judge (normalization, alias and containment rules; "
+            "not a language model)",
+    "llm": "a blind LLM judge",
+    "labels": "imported pair labels",
+}
+
+
+def _judging(view: RunView, judges: list[str]) -> str:
+    if not judges:
+        return "none (exact kernel only)"
+    kind = JUDGE_KINDS.get(str(view.judge.get("kind", "")))
+    return ", ".join(judges) + (f"; primary judge: {kind}" if kind else "")
+
+
+def _identical(r: dict[str, Any]) -> str:
+    sem = _get(r, "kernels", "semantic")
+    if not isinstance(sem, dict) or sem.get("identical_pairs") is None:
+        return "-"
+    return (f"labelled same on {sem['identical_labelled_same']} of {sem['identical_pairs']} "
+            "pairs whose normalized answers are identical")
 
 
 def judges_table(r: dict[str, Any]) -> Table | None:

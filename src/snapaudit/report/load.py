@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,11 +28,17 @@ class RunView:
     gold: dict[str, tuple[str, ...]] | None = None
     plants: dict[str, dict[str, Any]] | None = None
     locks: list[dict[str, Any]] = field(default_factory=list)
+    # the protocol's [judge] table when the run has a resolved protocol (kind, name, ...)
+    judge: dict[str, Any] = field(default_factory=dict)
 
     @property
     def states(self) -> list[str]:
-        """States in ladder order: the results' order when given, else first appearance."""
-        ladder = self.results.get("comparison", {}).get("states")
+        """States in ladder order: the ladder's order when given, then the results' states,
+        else first appearance."""
+        section = self.results.get("ladder")
+        ladder = section.get("states") if isinstance(section, dict) else None
+        if not ladder:
+            ladder = self.results.get("comparison", {}).get("states")
         if isinstance(ladder, list) and ladder:
             return [str(s) for s in ladder]
         seen: list[str] = []
@@ -79,6 +86,14 @@ def _plants(run_dir: Path) -> dict[str, dict[str, Any]] | None:
     return None
 
 
+def _judge_table(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "protocol.resolved.toml"
+    if not path.exists():
+        return {}
+    judge = tomllib.loads(path.read_text(encoding="utf-8")).get("judge") or {}
+    return dict(judge) if isinstance(judge, dict) else {}
+
+
 def load_run(run_dir: str | Path) -> RunView:
     """Read a finished run directory (results.json and tables/)."""
     root = Path(run_dir)
@@ -89,4 +104,4 @@ def load_run(run_dir: str | Path) -> RunView:
     gold = read_gold(gold_path, "jsonl") if gold_path.exists() else None
     return RunView(run_dir=root, results=read_results(root / "results.json"), answers=answers,
                    labels=labels, gold=gold, plants=_plants(root),
-                   locks=read_locks(root / "ledger.sqlite"))
+                   locks=read_locks(root / "ledger.sqlite"), judge=_judge_table(root))
