@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from snapaudit.errors import IntegrityError
-from snapaudit.hashing import canonical_json, sha256_json
+from snapaudit.hashing import canonical_json, sha256_json, sha256_text
 
 T = TypeVar("T")
 
@@ -312,7 +312,7 @@ class Ledger:
             raise sqlite3.IntegrityError("already accepted; accepted cells are immutable")
         self._db.execute(
             "INSERT INTO cells VALUES (?, ?, ?, ?, ?, ?)",
-            (stage, cell_key, attempt_id, body, sha256_json(json.loads(body)), now),
+            (stage, cell_key, attempt_id, body, sha256_text(body), now),  # body is canonical
         )
 
     def _accepted_exists(self, stage: str, cell_key: str) -> bool:
