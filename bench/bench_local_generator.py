@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_local_generator.py [QUESTIONS]
     env THREADS=1,2 (thread counts to compare), TOP_K=4 (documents per evidence prompt),
-        MAX_TOKENS=64, TEMP=0.3, SHUFFLE=1 (0 skips the reproducibility check)
+        MAX_TOKENS=144, TEMP=0.1 (the demo protocol), SHUFFLE=1 (0 skips the reproducibility check)
 
 Prompts are the demo's: each question of the demo world alone (n0) and with TOP_K world
 documents as evidence. For every thread count both generators answer every prompt in the
@@ -120,8 +120,8 @@ async def main(n_questions: int) -> None:
     cases = prompts(n_questions, top_k)
     for threads in [int(t) for t in os.environ.get("THREADS", "1,2").split(",")]:
         start = time.perf_counter()
-        await compare(threads, cases, int(os.environ.get("MAX_TOKENS", "64")),
-                      float(os.environ.get("TEMP", "0.3")), os.environ.get("SHUFFLE") != "0")
+        await compare(threads, cases, int(os.environ.get("MAX_TOKENS", "144")),
+                      float(os.environ.get("TEMP", "0.1")), os.environ.get("SHUFFLE") != "0")
         print(f"threads={threads} wall {time.perf_counter() - start:.1f} s, "
               f"load average {os.getloadavg()}")
 

@@ -13,6 +13,7 @@ from snapaudit.progress import SilentProgress
 
 @pytest.mark.slow
 @pytest.mark.local_llm
+@pytest.mark.timeout(1800)  # a real model on CPU; about 1 minute on an idle 2-core machine
 def test_demo_runs_to_a_report(smollm2_path: Path, tmp_path: Path) -> None:
     if importlib.util.find_spec("snapaudit.systems.testbed") is None:
         pytest.skip("the testbed system is not available")

@@ -77,8 +77,8 @@ kind = "bm25"
 
 [generator]
 backend = "local"
-temperature = 0.3
-max_tokens = 64
+temperature = 0.1
+max_tokens = 144
 n_threads = {threads}
 
 [judge]

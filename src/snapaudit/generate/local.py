@@ -115,8 +115,8 @@ class LocalGenerator:
             llm = self._model()
             kwargs = self._sampling(request)
             start = time.perf_counter()
-            prefix_tokens = self._load_prefix(llm, request.system)
             try:
+                prefix_tokens = self._load_prefix(llm, request.system)
                 out = llm.create_chat_completion(
                     messages=[{"role": "system", "content": request.system},
                               {"role": "user", "content": request.user}],
@@ -147,13 +147,18 @@ class LocalGenerator:
         if system not in self._prefixes:
             tokens = shared_prefix(llm, system)
             llm.reset()
+            state = None
             if tokens:
                 llm.eval(tokens)
+                state = llm.save_state()
             if len(self._prefixes) >= MAX_PREFIX_STATES:
                 self._prefixes.pop(next(iter(self._prefixes)))
-            self._prefixes[system] = (llm.save_state(), len(tokens))
+            self._prefixes[system] = (state, len(tokens))
         state, count = self._prefixes[system]
-        llm.load_state(state)
+        if state is None:
+            llm.reset()
+        else:
+            llm.load_state(state)
         return count
 
     def _sampling(self, request: GenerationRequest) -> dict[str, Any]:
@@ -231,7 +236,11 @@ def chat_prompt_tokens(llm: Any, system: str, user: str) -> list[int]:
 
 def shared_prefix(llm: Any, system: str) -> list[int]:
     """The longest token prefix shared by the chat prompts of ``system`` with the probe
-    user messages, less its last token (which a real user message might merge with)."""
+    user messages, less its last token (which a real user message might merge with).
+    Empty (every call then starts from a reset) when the model does not use its own GGUF
+    chat template."""
+    if llm.chat_format != "chat_template.default":
+        return []
     prompts = [chat_prompt_tokens(llm, system, user) for user in _PROBE_USERS]
     length = 0
     while all(len(p) > length and p[length] == prompts[0][length] for p in prompts):
