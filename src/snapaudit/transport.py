@@ -13,6 +13,7 @@ import contextlib
 import email.utils
 import json
 import time
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -46,7 +47,7 @@ class TokenBucket:
 
 
 def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds, decimals accepted, or HTTP-date)."""
+    """Seconds from a Retry-After header: delta-seconds (decimals accepted) or an HTTP date."""
     if value is None or not value.strip():
         return None
     try:
@@ -54,10 +55,12 @@ def parse_retry_after(value: str | None) -> float | None:
     except ValueError:
         pass
     try:
-        when = email.utils.parsedate_to_datetime(value)
+        when = email.utils.parsedate_to_datetime(value.strip())
     except (TypeError, ValueError):
         return None
-    return max(0.0, when.timestamp() - time.time())
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 class HttpEndpoint:

@@ -11,11 +11,9 @@ environment only and redacted from every message this module builds.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import os
 import time
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -23,6 +21,7 @@ import aiohttp
 
 from snapaudit.errors import BackendError, TransportInvalid
 from snapaudit.generate.config import GeneratorConfig
+from snapaudit.transport import parse_retry_after
 
 _NOT_RETRYABLE = frozenset({401, 403, 404})
 _EXCERPT = 200
@@ -54,23 +53,6 @@ def join_url(base: str, suffix: str) -> str:
     """``suffix`` appended to the path of ``base``, keeping its query (e.g. an api-version)."""
     parts = urlsplit(base)
     return urlunsplit(parts._replace(path=parts.path.rstrip("/") + suffix))
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header: delta-seconds or an HTTP date."""
-    if value is None or not value.strip():
-        return None
-    try:
-        return max(0.0, float(value.strip()))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value.strip())
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def left_to_provider(config: GeneratorConfig, *, supports_seed: bool = True) -> list[str]:
