@@ -23,6 +23,7 @@ def command(out: Path, questions: int, seed: int, overrides: tuple[str, ...],
     """Generate the demo world, run every stage on the local generator and rule judge, and
     write the report. No network, no GPU, no API key."""
     from snapaudit.demo.run import DemoConfig, run_demo
+    from snapaudit.report.content import verdict
     from snapaudit.report.model import num
 
     progress = make_progress(progress_kind)
@@ -36,6 +37,7 @@ def command(out: Path, questions: int, seed: int, overrides: tuple[str, ...],
         click.echo(f"{kernel:<9} Within {stats['within']:.2f}  Cross {stats['cross']:.2f}  "
                    f"D {stats['d_hat']:+.2f} pp  95% CI [{stats['ci95'][0]:.2f}, "
                    f"{stats['ci95'][1]:.2f}]")
+    click.echo(verdict(outcome.results)[0])
     em = (outcome.results.get("utility") or {}).get("em_delta")
     if em is not None:
         click.echo(f"EM change {em:+.2f} pp")
