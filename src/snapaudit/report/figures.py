@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -90,6 +91,7 @@ def scatter(points: Sequence[Point], x_title: str, y_title: str, title: str) -> 
     for tick in _ticks(x_lo, x_hi):
         body.append(f'<text x="{sx * tick + ox:.1f}" y="{_H - _B + 16}" font-size="11" '
                     f'text-anchor="middle">{tick:g}</text>')
+    label_y = _spread([sy * p.y + oy + 4 for p in points], gap=14.0)
     for i, p in enumerate(points):
         color = PALETTE[i % len(PALETTE)]
         x, y = sx * p.x + ox, sy * p.y + oy
@@ -101,9 +103,18 @@ def scatter(points: Sequence[Point], x_title: str, y_title: str, title: str) -> 
                 body.append(f'<line x1="{x - 6:.1f}" y1="{yy:.1f}" x2="{x + 6:.1f}" '
                             f'y2="{yy:.1f}" stroke="{color}" stroke-width="2"/>')
         body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{color}"/>')
-        body.append(f'<text x="{x + 9:.1f}" y="{y - 6 + 14 * i:.1f}" font-size="12" '
+        body.append(f'<text x="{x + 9:.1f}" y="{label_y[i]:.1f}" font-size="12" '
                     f'fill="{color}">{_t(p.label)}</text>')
     return _svg(body, title)
+
+
+def _spread(ys: Sequence[float], gap: float) -> list[float]:
+    """Label baselines at least ``gap`` apart, each as near its point as that allows."""
+    order = sorted(range(len(ys)), key=lambda i: ys[i])
+    out = list(ys)
+    for prev, cur in itertools.pairwise(order):
+        out[cur] = max(out[cur], out[prev] + gap)
+    return out
 
 
 def bars(labels: Sequence[str], series: Sequence[tuple[str, Sequence[float]]],
