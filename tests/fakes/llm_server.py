@@ -26,13 +26,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import threading
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+from tests.fakes.loopback import LoopbackServer
 
 FAULTS = ("429", "500", "503", "401", "timeout", "drop", "malformed_json", "bad_shape",
           "schema_violation", "oversized", "empty_answer", "not_json")
@@ -68,7 +68,7 @@ def default_responder(call: LLMCall) -> str:
 
 
 @dataclass
-class FakeLLMServer:
+class FakeLLMServer(LoopbackServer):
     responder: Callable[[LLMCall], str] = default_responder
     usage: tuple[int, int] = (12, 5)
     api_key: str | None = None
@@ -79,12 +79,8 @@ class FakeLLMServer:
     faults_served: Counter[str] = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
+        LoopbackServer.__init__(self)
         self._faults: deque[str] = deque()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._runner: web.AppRunner | None = None
-        self._stopping: asyncio.Event | None = None
-        self.port = 0
 
     @property
     def openai_base_url(self) -> str:
@@ -158,55 +154,9 @@ class FakeLLMServer:
 
     # ------------------------------------------------------------ lifecycle
 
-    def start(self) -> FakeLLMServer:
-        ready = threading.Event()
-        self._loop = asyncio.new_event_loop()
-
-        def serve() -> None:
-            assert self._loop is not None
-            asyncio.set_event_loop(self._loop)
-            self._loop.run_until_complete(self._start())
-            ready.set()
-            self._loop.run_forever()
-
-        self._thread = threading.Thread(target=serve, daemon=True)
-        self._thread.start()
-        if not ready.wait(10):
-            raise RuntimeError("fake LLM server did not start")
-        return self
-
-    async def _start(self) -> None:
-        self._stopping = asyncio.Event()
-        app = web.Application()
+    def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/chat/completions", self._handle_openai)
         app.router.add_post("/v1/messages", self._handle_anthropic)
-        self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.1)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
-        self.port = sockets[0].getsockname()[1]
-
-    def stop(self) -> None:
-        if self._loop is None or self._thread is None:
-            return
-        asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-        self._loop.close()
-        self._loop = None
-
-    async def _stop(self) -> None:
-        if self._stopping is not None:
-            self._stopping.set()
-        if self._runner is not None:
-            await self._runner.cleanup()
-
-    def __enter__(self) -> FakeLLMServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def _openai(body: dict[str, Any], content: str, usage: tuple[int, int]) -> dict[str, Any]:

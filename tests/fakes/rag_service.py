@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+from tests.fakes.loopback import LoopbackServer
 
 FAULTS = ("500", "429", "timeout", "drop", "malformed", "empty", "oversized")
 
@@ -45,7 +46,7 @@ def planted_answer(question_id: str, state: str, repeat: int, old: str = "old") 
 
 
 @dataclass
-class FakeRagService:
+class FakeRagService(LoopbackServer):
     states: tuple[str, ...] = ("old", "new")
     latency_s: float = 0.0
     fault_share: float = 0.0
@@ -58,10 +59,7 @@ class FakeRagService:
     faults_served: Counter[str] = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._runner: web.AppRunner | None = None
-        self.port = 0
+        LoopbackServer.__init__(self)
 
     def url(self, state: str) -> str:
         return f"http://127.0.0.1:{self.port}/{state}/answer"
@@ -109,51 +107,8 @@ class FakeRagService:
 
     # ------------------------------------------------------------ lifecycle
 
-    def start(self) -> FakeRagService:
-        ready = threading.Event()
-        self._loop = asyncio.new_event_loop()
-
-        def serve() -> None:
-            assert self._loop is not None
-            asyncio.set_event_loop(self._loop)
-            self._loop.run_until_complete(self._start())
-            ready.set()
-            self._loop.run_forever()
-
-        self._thread = threading.Thread(target=serve, daemon=True)
-        self._thread.start()
-        ready.wait(10)
-        return self
-
-    async def _start(self) -> None:
-        app = web.Application()
+    def routes(self, app: web.Application) -> None:
         app.router.add_post("/{state}/answer", self._handle)
-        self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.1)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
-        self.port = sockets[0].getsockname()[1]
-
-    def stop(self) -> None:
-        if self._loop is None or self._thread is None:
-            return
-        fut = asyncio.run_coroutine_threadsafe(self._stop(), self._loop)
-        fut.result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-        self._loop.close()
-        self._loop = None
-
-    async def _stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-
-    def __enter__(self) -> FakeRagService:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def main() -> None:  # pragma: no cover - manual use: python -m tests.fakes.rag_service
