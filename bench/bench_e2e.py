@@ -17,121 +17,29 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
-from typing import Any
 
-from aiohttp import web
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root: tests.fakes
+
+from tests.fakes.world_service import STATES, RunSettings, engine_run
 
 from snapaudit.artifact import export_artifact
-from snapaudit.demo.files import write_world
-from snapaudit.demo.simulate import simulate_answers
-from snapaudit.demo.world import build_world
-from snapaudit.engine import run_audit
-from snapaudit.progress import SilentProgress
-from snapaudit.protocol import load_protocol
 
-STATES = ("n0", "n1", "n3", "n7")
 CLI = [str(Path(sys.executable).with_name("snapaudit"))]  # the console script beside python
-
-
-class Service:
-    """Serves ``POST /<state>`` with the simulated answer of (question id, state, repeat)."""
-
-    def __init__(self, answers: dict[tuple[str, str, int], dict[str, Any]]):
-        self.answers = answers
-        self.loop = asyncio.new_event_loop()
-        self.port = 0
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._runner: web.AppRunner | None = None
-
-    async def _handle(self, request: web.Request) -> web.Response:
-        body = await request.json()
-        key = (body["qid"], request.match_info["state"], int(body["repeat"]))
-        return web.json_response(self.answers[key])
-
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        app = web.Application()
-        app.router.add_post("/{state}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None)
-        self.loop.run_until_complete(self._runner.setup())
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
-        self.loop.run_until_complete(web.SockSite(self._runner, sock).start())
-        self.port = sock.getsockname()[1]
-        self._ready.set()
-        self.loop.run_forever()
-
-    def __enter__(self) -> Service:
-        self._thread.start()
-        self._ready.wait(30)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._runner is not None
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self.loop).result(30)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(30)
-        self.loop.close()
-
-
-def protocol_text(world_dir: Path, port: int, n: int) -> str:
-    systems = "".join(
-        f'\n[systems.{s}]\nurl = "http://127.0.0.1:{port}/{s}"\n'
-        'body_template = { question = "{question}", qid = "{question_id}", '
-        'repeat = "{repeat}" }\n' for s in STATES)
-    return f"""name = "bench-e2e"
-[states]
-order = ["n0", "n1", "n3", "n7"]
-old = "n1"
-new = "n7"
-[design]
-repeats = 2
-[cohort]
-source = "jsonl"
-path = "{world_dir.as_posix()}/questions.jsonl"
-size = {n}
-[gold]
-path = "{world_dir.as_posix()}/gold.jsonl"
-format = "jsonl"
-[system]
-kind = "http"
-[judge]
-kind = "rule"
-name = "rule"
-[bootstrap]
-draws = 50000
-seed = 1
-[run]
-concurrency = 64
-max_attempts = 2
-{systems}"""
 
 
 def build_artifact(root: Path, n: int) -> tuple[Path, Path, float]:
     """A finished run of ``n`` questions exported as an artifact; (artifact, gold, seconds)."""
     t0 = time.perf_counter()
-    world = build_world(n, seed=5)
-    files = write_world(world, root / "world")
-    served = {(r.question_id, r.state, r.repeat):
-              {"answer": r.answer, "doc_ids": list(r.doc_ids) if r.doc_ids is not None else None}
-              for r in simulate_answers(world, seed=2)}
-    with Service(served) as service:
-        path = root / "protocol.toml"
-        path.write_text(protocol_text(files.root, service.port, n), encoding="utf-8")
-        run_audit(load_protocol(path), root / "run", base_dir=root, progress=SilentProgress())
-    art = export_artifact(root / "run", root / "artifact")
-    return art, files.gold, time.perf_counter() - t0
+    run_dir = engine_run(root, n, RunSettings(name="bench-e2e", draws=50_000, concurrency=64))
+    art = export_artifact(run_dir, root / "artifact")
+    return art, root / "world" / "gold.jsonl", time.perf_counter() - t0
 
 
 def timed(cmd: list[str], repeat: int) -> float:

@@ -44,7 +44,8 @@ class LoopbackServer:
         self._stopping = asyncio.Event()
         app = web.Application()
         self.routes(app)
-        self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.1)
+        self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.1,
+                                    access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
