@@ -242,11 +242,12 @@ class Ledger:
         error: str | None = None,
         usage: dict[str, int] | None = None,
         latency_s: float | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> None:
         """Write an attempt's outcome (once)."""
         self._in_tx(lambda: self.finish_attempt_op(
             attempt_id, outcome, payload=payload, reason=reason, error=error, usage=usage,
-            latency_s=latency_s))
+            latency_s=latency_s, meta=meta))
 
     def finish_attempt_op(
         self,
@@ -280,10 +281,11 @@ class Ledger:
         *,
         usage: dict[str, int] | None = None,
         latency_s: float | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> None:
         """``finish_attempt(accepted)`` and :meth:`accept` in one transaction."""
         self._in_tx(lambda: self.finish_and_accept_op(
-            stage, cell_key, attempt_id, payload, usage=usage, latency_s=latency_s))
+            stage, cell_key, attempt_id, payload, usage=usage, latency_s=latency_s, meta=meta))
 
     def finish_and_accept_op(
         self,
