@@ -3,9 +3,9 @@
 All methods resample 50,000 draws of two kernels' per-question D_i jointly (the same resampled
 questions for both; r = 2, so D_i takes values in multiples of 1/4), at n = 400 and 10,000:
 
-- ``counts``: ``snapaudit.bootstrap.whole_question_bootstrap`` (multinomial counts of the
+- ``counts``: ``snapaudit.stats.bootstrap.whole_question_bootstrap`` (multinomial counts of the
   distinct per-question rows);
-- ``gather``: ``snapaudit.bootstrap.index_bootstrap`` (numpy index matrix in ~10M chunks);
+- ``gather``: ``snapaudit.stats.bootstrap.index_bootstrap`` (numpy index matrix in ~10M chunks);
 - ``scipy``: ``scipy.stats.bootstrap(method="percentile", paired=True, vectorized=True,
   batch=...)`` with a batch of ~10M indices, the two kernels as a paired, vector statistic
   (its ``rng=`` argument needs scipy >= 1.15).
@@ -29,7 +29,7 @@ from collections.abc import Callable
 import numpy as np
 import scipy.stats
 
-from snapaudit.bootstrap import index_bootstrap, whole_question_bootstrap
+from snapaudit.stats.bootstrap import index_bootstrap, whole_question_bootstrap
 
 Method = Callable[[np.ndarray, int, int], np.ndarray]
 PCTS = (5.0, 2.5, 97.5)

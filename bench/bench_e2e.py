@@ -5,8 +5,8 @@
 2. An artifact the size of the reference study (650 questions x 4 states x 2 repeats = 5,200
    answers; the rule judge labels every pair of a question's answers): the simulated demo
    world (``snapaudit.demo.simulate``, no model) is served by a loopback HTTP service in its
-   own thread, ``snapaudit.engine.run_audit`` runs every stage with 50,000 bootstrap draws and
-   ``snapaudit.artifact.export_artifact`` writes the artifact. Then ``snapaudit verify ART
+   own thread, ``snapaudit.run.engine.run_audit`` runs every stage with 50,000 bootstrap draws and
+   ``snapaudit.artifact.export.export_artifact`` writes the artifact. Then ``snapaudit verify ART
    --gold GOLD`` is timed against ``snapaudit analyze`` of the artifact's own tables with the
    same settings (the recomputation verify cannot avoid). Usage::
 
@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root: t
 
 from tests.fakes.world_service import STATES, RunSettings, engine_run
 
-from snapaudit.artifact import export_artifact
+from snapaudit.artifact.export import export_artifact
 
 CLI = [str(Path(sys.executable).with_name("snapaudit"))]  # the console script beside python
 

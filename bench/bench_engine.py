@@ -34,11 +34,11 @@ from typing import Any
 
 import aiohttp
 
-from snapaudit.engine import validate_answer
-from snapaudit.ledger import Ledger
 from snapaudit.progress import SilentProgress
-from snapaudit.protocol import HttpSystemConfig, RunConfig
-from snapaudit.runner import CellResult, CellTask, RetryPolicy, run_cells
+from snapaudit.run.engine import validate_answer
+from snapaudit.run.ledger import Ledger
+from snapaudit.run.protocol import HttpSystemConfig, RunConfig
+from snapaudit.run.runner import CellResult, CellTask, RetryPolicy, run_cells
 from snapaudit.systems.base import AnswerCall
 from snapaudit.systems.http import HttpSystem
 

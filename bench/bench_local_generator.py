@@ -24,13 +24,13 @@ from typing import Any
 
 from snapaudit.demo.world import build_world
 from snapaudit.errors import TransportInvalid
-from snapaudit.generate.base import GenerationRequest, GenerationResult
-from snapaudit.generate.config import GeneratorConfig
-from snapaudit.generate.local import LocalGenerator
-from snapaudit.prompt import ANSWER_SCHEMA, SYSTEM_PROMPT, parse_answer, user_message
-from snapaudit.render import render_evidence
-from snapaudit.retrieval.base import Document
-from snapaudit.retrieval.config import RenderConfig
+from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
+from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.local import LocalGenerator
+from snapaudit.testbed.prompt import ANSWER_SCHEMA, SYSTEM_PROMPT, parse_answer, user_message
+from snapaudit.testbed.render import render_evidence
+from snapaudit.testbed.retrieval.base import Document
+from snapaudit.testbed.retrieval.config import RenderConfig
 
 
 class ResetGenerator(LocalGenerator):

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from snapaudit.corpus import CorpusInput, DocStore, build_corpus
-from snapaudit.retrieval.bm25 import Bm25Retriever
-from snapaudit.retrieval.tokenize import tokenize
+from snapaudit.testbed.corpus.build import CorpusInput, DocStore, build_corpus
+from snapaudit.testbed.retrieval.bm25 import Bm25Retriever
+from snapaudit.testbed.retrieval.tokenize import tokenize
 
 
 def generate(path: Path, n_docs: int, seed: int, vocab: int = 30_000) -> list[str]:

@@ -1,9 +1,9 @@
 """Calibration study: coverage, gate false-pass rate, power and a checked sample-size table.
 
 Every cohort is simulated from known per-question answer distributions (stable, noisy,
-partially shifting, flipping and paraphrasing questions; ``snapaudit.simulate``) with an
-analytic true D, and audited with the real bootstrap and gate (``snapaudit.calibration``).
-The first cohort of every cell is also run through ``snapaudit.analysis.analyze`` and must
+partially shifting, flipping and paraphrasing questions; ``snapaudit.stats.simulate``) with an
+analytic true D, and audited with the real bootstrap and gate (``snapaudit.stats.calibration``).
+The first cohort of every cell is also run through ``snapaudit.stats.analysis.analyze`` and must
 give the same numbers. Usage::
 
     python bench/calibration.py [--quick] [--cohorts 1000] [--draws 2000] [--workers 2]
@@ -21,10 +21,17 @@ from dataclasses import replace
 
 import numpy as np
 
-from snapaudit import plan as plan_mod
-from snapaudit.calibration import KERNELS, Cell, CellSummary, Outcomes, check_cohort, summarize_cell
-from snapaudit.calibration import run_cohorts as run_chunk
-from snapaudit.simulate import cohort_values, simulate_cohort, standard_mixture
+from snapaudit.stats import plan as plan_mod
+from snapaudit.stats.calibration import (
+    KERNELS,
+    Cell,
+    CellSummary,
+    Outcomes,
+    check_cohort,
+    summarize_cell,
+)
+from snapaudit.stats.calibration import run_cohorts as run_chunk
+from snapaudit.stats.simulate import cohort_values, simulate_cohort, standard_mixture
 
 CHUNK = 250
 

@@ -16,10 +16,20 @@ from typing import Any
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
+    "analyze": "snapaudit.stats.analysis",
+    "AnalysisConfig": "snapaudit.stats.analysis",
+    "AnalysisResult": "snapaudit.stats.analysis",
     "AnswerRow": "snapaudit.tables",
     "AnswerRef": "snapaudit.tables",
     "PairLabel": "snapaudit.tables",
     "GoldRow": "snapaudit.tables",
+    "read_answers": "snapaudit.tables",
+    "read_labels": "snapaudit.tables",
+    "read_gold": "snapaudit.tables",
+    "write_answers": "snapaudit.tables",
+    "write_labels": "snapaudit.tables",
+    "write_gold": "snapaudit.tables",
+    "RunDir": "snapaudit.run.rundir",
     "SnapauditError": "snapaudit.errors",
     "InputError": "snapaudit.errors",
     "IntegrityError": "snapaudit.errors",

@@ -9,10 +9,10 @@ import pytest
 from _analysis_helpers import labels_from_groups, rows
 from click.testing import CliRunner
 
-from snapaudit.analysis import SCHEMA_VERSION, AnalysisConfig, analyze
 from snapaudit.cli.analyze import command
 from snapaudit.errors import ConfigError, InputError
-from snapaudit.summary import render_text
+from snapaudit.report.summary import render_text
+from snapaudit.stats.analysis import SCHEMA_VERSION, AnalysisConfig, analyze
 from snapaudit.tables import read_answers, read_gold, read_labels
 
 REPO = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from snapaudit.bootstrap import summarize, whole_question_bootstrap
+from snapaudit.stats.bootstrap import summarize, whole_question_bootstrap
 
 
 def index_resample(values: np.ndarray, draws: int, seed: int) -> np.ndarray:

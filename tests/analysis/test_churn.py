@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from _analysis_helpers import labels_from_groups, rows, unbiased_mmd2
 
-from snapaudit.churn import per_question
 from snapaudit.errors import InputError
-from snapaudit.kernels import AnswerGrid, ExactKernel, SemanticKernel, nontransitive_triangles
-from snapaudit.normalize import normalize_nq
+from snapaudit.stats.churn import per_question
+from snapaudit.stats.kernels import AnswerGrid, ExactKernel, SemanticKernel, nontransitive_triangles
+from snapaudit.stats.normalize import normalize_nq
 
 TINY = {
     "q1": {"A": ["x", "x"], "B": ["x", "y"]},   # w = (1 + 0)/2, c = 2/4   -> D = 0

@@ -7,17 +7,17 @@ import pytest
 from _analysis_helpers import labels_from_groups, rows
 from scipy.stats import fisher_exact
 
-from snapaudit.agreement import agreement, kappa_from_totals, per_question_counts
-from snapaudit.churn import per_question
-from snapaudit.flips import flips
-from snapaudit.gate import GateConfig, GateRule, evaluate
-from snapaudit.kernels import AnswerGrid, ExactKernel, SemanticKernel
-from snapaudit.ladder import ladder
-from snapaudit.normalize import normalize_nq
-from snapaudit.overlap import fisher_exact as own_fisher
-from snapaudit.overlap import overlap
+from snapaudit.stats.agreement import agreement, kappa_from_totals, per_question_counts
+from snapaudit.stats.churn import per_question
+from snapaudit.stats.flips import flips
+from snapaudit.stats.gate import GateConfig, GateRule, evaluate
+from snapaudit.stats.kernels import AnswerGrid, ExactKernel, SemanticKernel
+from snapaudit.stats.ladder import ladder
+from snapaudit.stats.normalize import normalize_nq
+from snapaudit.stats.overlap import fisher_exact as own_fisher
+from snapaudit.stats.overlap import overlap
+from snapaudit.stats.transitions import transitions
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
-from snapaudit.transitions import transitions
 
 
 def _grid(table: dict[str, dict[str, list[str]]]) -> tuple[AnswerGrid, ExactKernel]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from _analysis_helpers import labels_from_groups, rows
 
-from snapaudit.analysis import AnalysisConfig, analyze
+from snapaudit.stats.analysis import AnalysisConfig, analyze
 
 
 def test_identical_pairs_and_how_many_were_labelled_same() -> None:

@@ -6,9 +6,9 @@ import pytest
 from _analysis_helpers import rows
 
 from snapaudit.errors import ConfigError, InputError
-from snapaudit.kernels import AnswerGrid
-from snapaudit.metrics import exact_match, is_unknown, token_f1, utility
-from snapaudit.normalize import normalize_nq, normalize_triviaqa, normalizer
+from snapaudit.stats.kernels import AnswerGrid
+from snapaudit.stats.metrics import exact_match, is_unknown, token_f1, utility
+from snapaudit.stats.normalize import normalize_nq, normalize_triviaqa, normalizer
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -9,11 +9,11 @@ from _analysis_helpers import rows, unbiased_mmd2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from snapaudit.bootstrap import whole_question_bootstrap
-from snapaudit.churn import per_question
-from snapaudit.flips import flip_ids
-from snapaudit.kernels import AnswerGrid, ExactKernel, SemanticKernel
-from snapaudit.normalize import normalize_nq
+from snapaudit.stats.bootstrap import whole_question_bootstrap
+from snapaudit.stats.churn import per_question
+from snapaudit.stats.flips import flip_ids
+from snapaudit.stats.kernels import AnswerGrid, ExactKernel, SemanticKernel
+from snapaudit.stats.normalize import normalize_nq
 from snapaudit.tables import AnswerRef, PairLabel
 
 Table = dict[str, dict[str, list[str]]]

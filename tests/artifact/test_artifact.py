@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from snapaudit.artifact import claims, export_artifact, sanitize
+from snapaudit.artifact.export import claims, export_artifact, sanitize
+from snapaudit.artifact.verify import verify_artifact
 from snapaudit.cli import main
 from snapaudit.errors import VerificationError
 from snapaudit.hashing import sha256_file, sha256_text
-from snapaudit.verify import verify_artifact
 
 
 @pytest.fixture(scope="session")

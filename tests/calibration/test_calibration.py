@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from snapaudit.calibration import Cell, Rate, check_cohort, run_cohorts, summarize_cell
+from snapaudit.stats.calibration import Cell, Rate, check_cohort, run_cohorts, summarize_cell
 
 
 def test_cohorts_are_reproducible_and_chunk_independent() -> None:

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from snapaudit import tables
 from snapaudit.cli.plan import command
 from snapaudit.errors import ConfigError
-from snapaudit.plan import pilot_from_run, pilot_from_values, plan
+from snapaudit.run.pilot import pilot_from_run
+from snapaudit.stats.plan import pilot_from_values, plan
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
 
 # z_0.95 + z_0.8 = 1.6448536 + 0.8416212 = 2.4864749; squared 6.1825572. z_0.8^2 = 0.7083263.

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from snapaudit.analysis import AnalysisConfig, analyze
-from snapaudit.simulate import (
+from snapaudit.stats.analysis import AnalysisConfig, analyze
+from snapaudit.stats.simulate import (
     FLIP,
     NEW,
     NOISY,

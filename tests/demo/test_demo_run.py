@@ -15,7 +15,7 @@ from snapaudit.progress import SilentProgress
 @pytest.mark.local_llm
 @pytest.mark.timeout(1800)  # a real model on CPU; about 1 minute on an idle 2-core machine
 def test_demo_runs_to_a_report(smollm2_path: Path, tmp_path: Path) -> None:
-    if importlib.util.find_spec("snapaudit.systems.testbed") is None:
+    if importlib.util.find_spec("snapaudit.testbed.system") is None:
         pytest.skip("the testbed system is not available")
     outcome = run_demo(DemoConfig(tmp_path / "demo", questions=5, seed=7), SilentProgress())
     assert outcome.report_html.exists() and outcome.report_md.exists()

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from snapaudit.corpus import shard_of
 from snapaudit.demo.files import read_plants, write_world
 from snapaudit.demo.simulate import rule_labels, simulate_answers
 from snapaudit.demo.world import PLANT_KINDS, build_world
-from snapaudit.protocol import load_protocol
+from snapaudit.run.protocol import load_protocol
+from snapaudit.testbed.corpus.build import shard_of
 
 
 def test_same_seed_same_world_other_seed_other_world() -> None:

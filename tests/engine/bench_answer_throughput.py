@@ -18,7 +18,7 @@ import aiohttp
 from tests.engine.helpers import write_protocol, write_world
 from tests.fakes.rag_service import FakeRagService
 
-from snapaudit.engine import run_protocol_file
+from snapaudit.run.engine import run_protocol_file
 
 
 class StageClock:

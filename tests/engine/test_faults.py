@@ -10,9 +10,9 @@ from tests.engine.helpers import write_protocol, write_world
 from tests.engine.ledger_view import accepted, d_from_ledger, query
 from tests.fakes.rag_service import FAULTS, FakeRagService
 
-from snapaudit.engine import run_protocol_file
 from snapaudit.errors import RetriesExhaustedError
 from snapaudit.progress import SilentProgress
+from snapaudit.run.engine import run_protocol_file
 
 
 def test_fault_injected_run_accepts_each_cell_once_and_records_every_attempt(

@@ -12,10 +12,10 @@ import pytest
 from tests.engine.helpers import write_protocol, write_world
 from tests.fakes.rag_service import FakeRagService
 
-from snapaudit.engine import run_protocol_file
 from snapaudit.errors import IntegrityError, ProtocolMismatchError
 from snapaudit.progress import SilentProgress
-from snapaudit.status import run_status
+from snapaudit.run.engine import run_protocol_file
+from snapaudit.run.status import run_status
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +115,7 @@ def test_locked_run_resumes_without_its_endpoints_but_not_after_tampering(
         finished: Path, tmp_path: Path) -> None:
     root = tmp_path / "copy"
     run = _copy(finished, root)
-    from snapaudit.engine import run_protocol_file as rerun
+    from snapaudit.run.engine import run_protocol_file as rerun
 
     out = rerun(root / "protocol.toml", run, [], SilentProgress())  # service long gone
     assert out.results == json.loads((run / "results.json").read_text())

@@ -17,8 +17,8 @@ from tests.engine.helpers import write_protocol, write_world
 from tests.engine.ledger_view import accepted, query
 from tests.fakes.rag_service import FakeRagService
 
-from snapaudit.engine import run_protocol_file
 from snapaudit.progress import SilentProgress
+from snapaudit.run.engine import run_protocol_file
 
 REPO = Path(__file__).resolve().parents[2]
 KILLS = 20

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from snapaudit.errors import ProtocolError
-from snapaudit.protocol import (
+from snapaudit.run.protocol import (
     apply_overrides,
     bound_fields,
     changed_fields,
@@ -22,7 +22,7 @@ from snapaudit.protocol import (
 
 
 def _template() -> dict[str, Any]:
-    return tomllib.loads(files("snapaudit.templates").joinpath("http.toml").read_text())
+    return tomllib.loads(files("snapaudit.cli.templates").joinpath("http.toml").read_text())
 
 
 def test_unknown_keys_are_named() -> None:

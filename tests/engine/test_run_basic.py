@@ -10,9 +10,9 @@ import pytest
 from tests.engine.helpers import write_protocol, write_world
 from tests.fakes.rag_service import FakeRagService
 
-from snapaudit.engine import run_protocol_file
 from snapaudit.errors import ConfigError
 from snapaudit.progress import SilentProgress
+from snapaudit.run.engine import run_protocol_file
 
 
 def test_clean_run_writes_tables_locks_and_results(tmp_path: Path) -> None:

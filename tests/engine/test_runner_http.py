@@ -12,13 +12,13 @@ from aiohttp import web
 from tests.fakes.rag_service import FakeRagService
 
 from snapaudit.errors import BackendError, TransportInvalid
-from snapaudit.ledger import Ledger
 from snapaudit.progress import SilentProgress
-from snapaudit.protocol import AuthConfig, HttpSystemConfig, RunConfig
-from snapaudit.runner import CellResult, CellTask, RetryPolicy, run_cells
+from snapaudit.run.ledger import Ledger
+from snapaudit.run.protocol import AuthConfig, HttpSystemConfig, RunConfig
+from snapaudit.run.runner import CellResult, CellTask, RetryPolicy, run_cells
 from snapaudit.systems.base import AnswerCall
 from snapaudit.systems.http import HttpSystem, lookup, render_body
-from snapaudit.transport import parse_retry_after
+from snapaudit.systems.transport import parse_retry_after
 
 
 def test_render_body_is_one_pass_and_lookup_follows_paths() -> None:
@@ -142,7 +142,7 @@ def test_auth_header_from_env_and_not_in_spec(monkeypatch: pytest.MonkeyPatch) -
 def test_token_bucket_spaces_acquisitions() -> None:
     import time
 
-    from snapaudit.transport import TokenBucket
+    from snapaudit.systems.transport import TokenBucket
 
     async def go() -> float:
         bucket = TokenBucket(50.0, burst=1.0)

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from tests.engine.helpers import write_world
 
-from snapaudit.engine import run_audit
 from snapaudit.errors import IntegrityError, LockError
-from snapaudit.ledger import Ledger
 from snapaudit.progress import SilentProgress
-from snapaudit.protocol import apply_overrides, parse_protocol
+from snapaudit.run.engine import run_audit
+from snapaudit.run.ledger import Ledger
+from snapaudit.run.protocol import apply_overrides, parse_protocol
 from snapaudit.systems.base import AnswerCall, AnswerOutcome, Evidence
 
 
@@ -95,9 +95,10 @@ def test_irreproducible_retrieval_is_refused_naming_cells(tmp_path: Path) -> Non
 
 
 def test_gold_is_unreadable_before_the_locks(tmp_path: Path) -> None:
-    from snapaudit.engine import _Run, read_gold
+    from snapaudit.run.context import RunContext
+    from snapaudit.run.engine import read_gold
 
-    run = _Run.__new__(_Run)
+    run = RunContext.__new__(RunContext)
     run.chain = []
     with pytest.raises(LockError, match="only after the answer and semantic locks"):
         read_gold(run)

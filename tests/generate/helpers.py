@@ -9,11 +9,11 @@ from typing import Any
 
 from tests.fakes.llm_server import FakeLLMServer
 
-from snapaudit.corpus import CorpusInput, build_corpus
-from snapaudit.generate.base import GenerationRequest, GenerationResult
-from snapaudit.generate.config import GeneratorConfig
-from snapaudit.generate.registry import build_generator
-from snapaudit.prompt import ANSWER_SCHEMA, SYSTEM_PROMPT, user_message
+from snapaudit.testbed.corpus.build import CorpusInput, build_corpus
+from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
+from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.registry import build_generator
+from snapaudit.testbed.prompt import ANSWER_SCHEMA, SYSTEM_PROMPT, user_message
 
 REQUEST = GenerationRequest(
     system=SYSTEM_PROMPT,

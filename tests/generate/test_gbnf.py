@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from snapaudit.errors import BackendError
-from snapaudit.generate._gbnf import grammar_for, literal
-from snapaudit.prompt import ANSWER_SCHEMA
+from snapaudit.testbed.generate._gbnf import grammar_for, literal
+from snapaudit.testbed.prompt import ANSWER_SCHEMA
 
 
 def test_answer_grammar_forbids_control_characters_and_caps_length() -> None:

@@ -9,9 +9,9 @@ from tests.fakes.llm_server import FakeLLMServer
 from tests.generate.helpers import REQUEST, call, config_for
 
 from snapaudit.errors import BackendError, ConfigError, TransportInvalid
-from snapaudit.generate.config import GeneratorConfig
-from snapaudit.generate.registry import build_generator
-from snapaudit.prompt import ANSWER_SCHEMA, parse_answer
+from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.registry import build_generator
+from snapaudit.testbed.prompt import ANSWER_SCHEMA, parse_answer
 
 BACKENDS = ("openai", "anthropic")
 

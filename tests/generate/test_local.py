@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from snapaudit.errors import BackendError
-from snapaudit.generate.base import GenerationRequest, GenerationResult
-from snapaudit.generate.config import GeneratorConfig
-from snapaudit.generate.local import chat_prompt_tokens, shared_prefix
-from snapaudit.generate.registry import build_generator
 from snapaudit.hashing import sha256_file
-from snapaudit.prompt import ANSWER_SCHEMA, SYSTEM_PROMPT, parse_answer, user_message
+from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
+from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.local import chat_prompt_tokens, shared_prefix
+from snapaudit.testbed.generate.registry import build_generator
+from snapaudit.testbed.prompt import ANSWER_SCHEMA, SYSTEM_PROMPT, parse_answer, user_message
 
 pytestmark = [pytest.mark.local_llm, pytest.mark.slow]
 

@@ -8,7 +8,7 @@ import pytest
 
 from snapaudit.errors import TransportInvalid
 from snapaudit.hashing import sha256_json
-from snapaudit.prompt import (
+from snapaudit.testbed.prompt import (
     ANSWER_SCHEMA,
     MAX_ANSWER_BYTES,
     SYSTEM_PROMPT,

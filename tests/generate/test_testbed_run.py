@@ -13,8 +13,8 @@ from tests.engine.ledger_view import accepted, query
 from tests.fakes.llm_server import FakeLLMServer, LLMCall
 from tests.generate.helpers import write_protocol, write_world
 
-from snapaudit.engine import run_protocol_file
 from snapaudit.progress import SilentProgress
+from snapaudit.run.engine import run_protocol_file
 
 KEY_ENV = "SNAPAUDIT_TEST_LLM_KEY"
 SECRET = "sk-test-0123456789-do-not-leak"

@@ -11,10 +11,10 @@ import pytest
 from tests.fakes.llm_server import FakeLLMServer, LLMCall
 
 from snapaudit.errors import TransportInvalid
-from snapaudit.generate.config import GeneratorConfig
-from snapaudit.prompt import SYSTEM_PROMPT, prompt_spec
 from snapaudit.systems.base import AnswerCall, Evidence, RetrievingSystem
-from snapaudit.systems.testbed import TestbedSystem
+from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.prompt import SYSTEM_PROMPT, prompt_spec
+from snapaudit.testbed.system import TestbedSystem
 
 EVIDENCE = Evidence(doc_ids=("d2", "d7"), rendered="[1] id: d2\nurl: (none)\nParis is big.")
 

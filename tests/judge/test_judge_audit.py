@@ -8,16 +8,16 @@ from pathlib import Path
 import pytest
 from tests.judge.judge_server import FakeJudgeServer, first_word
 
-from snapaudit.generate.config import GeneratorConfig
-from snapaudit.generate.openai import OpenAIGenerator
-from snapaudit.judge.audit import AuditPlan, audit_sample, labels_of_stage, run_judge_audit
 from snapaudit.judge.config import JudgeConfig
 from snapaudit.judge.llm import LLMJudge
 from snapaudit.judge.rule import RuleJudge
-from snapaudit.ledger import Ledger
 from snapaudit.progress import choose_progress
-from snapaudit.runner import RetryPolicy
+from snapaudit.run.judge_audit import AuditPlan, audit_sample, labels_of_stage, run_judge_audit
+from snapaudit.run.ledger import Ledger
+from snapaudit.run.runner import RetryPolicy
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
+from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.openai import OpenAIGenerator
 
 GRIDS = ([["Paris"] * 4] * 4 + [["Paris", "Paris", "Lyon", "Lyon"]] * 4
          + [["Paris France", "Paris France", "Paris Texas", "Paris Texas"]] * 2)

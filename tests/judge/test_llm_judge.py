@@ -8,13 +8,13 @@ import pytest
 from tests.judge.judge_server import FAULTS, FakeJudgeServer, first_word
 
 from snapaudit.errors import ConfigError, TransportInvalid
-from snapaudit.generate.config import GeneratorConfig
-from snapaudit.generate.openai import OpenAIGenerator
 from snapaudit.judge.config import JudgeConfig
 from snapaudit.judge.llm import LLMJudge
 from snapaudit.judge.packets import build_packet
 from snapaudit.judge.prompt import SYSTEM
 from snapaudit.tables import AnswerRef
+from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.openai import OpenAIGenerator
 
 TEXTS = ["Paris", "paris, France", "Lyon", "Paris.", "Lyon city", "Nice", "Nice", "Paris"]
 REFS = [AnswerRef(s, r) for s in ("old_x", "a_x", "b_x", "new_x") for r in (1, 2)]

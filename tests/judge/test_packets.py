@@ -147,8 +147,8 @@ def test_prompt_hash_is_fixed() -> None:
 
 
 def test_identical_consistency_counts_normalized_equal_pairs() -> None:
-    from snapaudit.judge.consistency import identical_consistency
-    from snapaudit.normalize import normalize_nq
+    from snapaudit.stats.consistency import identical_consistency
+    from snapaudit.stats.normalize import normalize_nq
     from snapaudit.tables import AnswerRow
 
     rows = [AnswerRow("q", "s", 1, "The Paris"), AnswerRow("q", "s", 2, "paris."),

@@ -9,22 +9,22 @@ from pathlib import Path
 import pytest
 from tests.fakes.llm_server import FakeLLMServer, LLMCall
 
-from snapaudit.errors import LockError
-from snapaudit.generate.config import GeneratorConfig
-from snapaudit.judge.config import JudgeConfig
-from snapaudit.judge.rule import RuleJudge
-from snapaudit.ledger import Ledger
-from snapaudit.progress import choose_progress
-from snapaudit.replicate import (
+from snapaudit.artifact.replicate import (
     Replication,
     ReplicationPlan,
     replication_sample,
     run_replication,
 )
-from snapaudit.runner import RetryPolicy
+from snapaudit.errors import LockError
+from snapaudit.judge.config import JudgeConfig
+from snapaudit.judge.rule import RuleJudge
+from snapaudit.progress import choose_progress
+from snapaudit.run.ledger import Ledger
+from snapaudit.run.runner import RetryPolicy
 from snapaudit.systems.base import Evidence
-from snapaudit.systems.testbed import TestbedSystem
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
+from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.system import TestbedSystem
 
 QIDS = ["q0", "q1", "q2", "q3"]
 STATES = ("old", "mid", "new")

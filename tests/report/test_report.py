@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from snapaudit.demo.recovery import score_plants
 from snapaudit.report import figures
 from snapaudit.report.build import write_report
 from snapaudit.report.drilldown import drilldown_rows, path_letters
 from snapaudit.report.html import script_json
 from snapaudit.report.load import RunView
+from snapaudit.stats.plants import score_plants
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
 
 

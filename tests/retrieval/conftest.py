@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from snapaudit.corpus import CorpusInput, build_corpus
+from snapaudit.testbed.corpus.build import CorpusInput, build_corpus
 
 WORDS = (
     "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",

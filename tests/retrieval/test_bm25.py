@@ -9,10 +9,10 @@ import bm25s
 import numpy as np
 import pytest
 
-from snapaudit.corpus import DocStore
 from snapaudit.errors import ConfigError
-from snapaudit.retrieval.bm25 import Bm25Retriever
-from snapaudit.retrieval.tokenize import tokenize
+from snapaudit.testbed.corpus.build import DocStore
+from snapaudit.testbed.retrieval.bm25 import Bm25Retriever
+from snapaudit.testbed.retrieval.tokenize import tokenize
 
 from .conftest import WORDS, generated_docs
 

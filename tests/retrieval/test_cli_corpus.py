@@ -6,7 +6,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from snapaudit.cli import cli
-from snapaudit.corpus import load_manifest
+from snapaudit.testbed.corpus.build import load_manifest
 
 from .conftest import write_jsonl
 

@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from snapaudit.corpus import (
+from snapaudit.errors import ConfigError, InputError, IntegrityError
+from snapaudit.hashing import sha256_file
+from snapaudit.testbed.corpus.build import (
     MANIFEST,
     CorpusInput,
     DocStore,
@@ -15,8 +17,6 @@ from snapaudit.corpus import (
     shard_path,
     verify_corpus,
 )
-from snapaudit.errors import ConfigError, InputError, IntegrityError
-from snapaudit.hashing import sha256_file
 
 from .conftest import generated_docs, write_jsonl
 

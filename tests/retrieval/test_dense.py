@@ -28,7 +28,7 @@ DOCS = [
 
 
 def test_dense_prefix_merge_is_exact(make_corpus) -> None:  # type: ignore[no-untyped-def]
-    from snapaudit.retrieval.dense import DenseRetriever
+    from snapaudit.testbed.retrieval.dense import DenseRetriever
 
     rows = [{"id": f"e{i}", "url": f"https://e/{i}", "text": t} for i, t in enumerate(DOCS)]
     corpus = make_corpus(rows, shards=3, seed=2)

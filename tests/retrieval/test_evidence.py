@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from snapaudit.errors import ConfigError, IntegrityError
-from snapaudit.retrieval.config import RenderConfig, TestbedConfig
-from snapaudit.retrieval.evidence import EvidenceBuilder
+from snapaudit.testbed.retrieval.config import RenderConfig, TestbedConfig
+from snapaudit.testbed.retrieval.evidence import EvidenceBuilder
 
 from .conftest import generated_docs
 

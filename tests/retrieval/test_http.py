@@ -12,9 +12,9 @@ import pytest
 from aiohttp import web
 
 from snapaudit.errors import BackendError, TransportInvalid
-from snapaudit.retrieval.config import RetrieverConfig, TestbedConfig
-from snapaudit.retrieval.evidence import EvidenceBuilder
-from snapaudit.retrieval.http import HttpRetriever, json_path
+from snapaudit.testbed.retrieval.config import RetrieverConfig, TestbedConfig
+from snapaudit.testbed.retrieval.evidence import EvidenceBuilder
+from snapaudit.testbed.retrieval.http import HttpRetriever, json_path
 
 DOCS = [{"doc": {"key": f"w{i}", "meta": {"link": f"https://w/{i}"}}, "body": f"text {i}"}
         for i in range(10)]

@@ -8,15 +8,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from snapaudit.corpus_readers import (
+from snapaudit.errors import InputError
+from snapaudit.hashing import sha256_file, sha256_text
+from snapaudit.testbed.corpus.readers import (
     FieldMap,
     InputPin,
     map_record,
     read_documents,
     split_dpr_contents,
 )
-from snapaudit.errors import InputError
-from snapaudit.hashing import sha256_file, sha256_text
 
 ROWS = [{"doc": "a", "link": "https://a", "body": "x y"}, {"doc": "b", "link": None, "body": "z"}]
 FIELDS = FieldMap(id="doc", url="link", text="body")
@@ -102,8 +102,8 @@ def test_real_formats_load(shared_data: Path) -> None:
 def test_streaming_fineweb_needs_the_hf_extra() -> None:
     import importlib.util
 
-    from snapaudit.corpus_readers import stream_fineweb
     from snapaudit.errors import BackendError
+    from snapaudit.testbed.corpus.readers import stream_fineweb
 
     if importlib.util.find_spec("datasets") is not None:
         pytest.skip("datasets is installed; the hub is never called in tests")

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from snapaudit.corpus import CorpusInput, build_corpus
-from snapaudit.retrieval.config import TestbedConfig
-from snapaudit.retrieval.evidence import EvidenceBuilder
+from snapaudit.testbed.corpus.build import CorpusInput, build_corpus
+from snapaudit.testbed.retrieval.config import TestbedConfig
+from snapaudit.testbed.retrieval.evidence import EvidenceBuilder
 
 pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
 STATES = {"n0": 0, "n1": 1, "n3": 3, "n7": 7}

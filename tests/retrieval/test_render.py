@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from snapaudit.render import clip, compact, render_document, render_evidence
-from snapaudit.retrieval.base import Document
-from snapaudit.retrieval.config import RenderConfig
+from snapaudit.testbed.render import clip, compact, render_document, render_evidence
+from snapaudit.testbed.retrieval.base import Document
+from snapaudit.testbed.retrieval.config import RenderConfig
 
 
 def test_compact_collapses_every_whitespace_run() -> None:

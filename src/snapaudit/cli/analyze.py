@@ -9,9 +9,9 @@ import click
 from pydantic import ValidationError
 
 from snapaudit import tables
-from snapaudit.analysis import AnalysisConfig, analyze
 from snapaudit.errors import ConfigError
-from snapaudit.summary import render_text
+from snapaudit.report.summary import render_text
+from snapaudit.stats.analysis import AnalysisConfig, analyze
 
 
 @click.command("analyze")

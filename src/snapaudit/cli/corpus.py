@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from snapaudit.cli._common import make_progress, progress_option
-from snapaudit.corpus_readers import FORMATS, FieldMap
+from snapaudit.testbed.corpus.readers import FORMATS, FieldMap
 
 
 def _per_input(values: tuple[str, ...], n: int, name: str, default: str) -> list[str]:
@@ -47,7 +47,7 @@ def build(inputs: tuple[Path, ...], formats: tuple[str, ...], prefixes: tuple[st
           id_field: str, url_field: str, text_field: str, shards: int, seed: int,
           out_dir: Path, dense: bool, progress_kind: str) -> None:
     """Ingest INPUT files into SHARDS seeded-hash shards with a BM25 index and a manifest."""
-    from snapaudit.corpus import CorpusInput, build_corpus
+    from snapaudit.testbed.corpus.build import CorpusInput, build_corpus
 
     fields = FieldMap(id=id_field, url=url_field, text=text_field)
     fmts = _per_input(formats, len(inputs), "--format", "generic")
@@ -57,7 +57,7 @@ def build(inputs: tuple[Path, ...], formats: tuple[str, ...], prefixes: tuple[st
     try:
         manifest = build_corpus(specs, out_dir, shards=shards, seed=seed, progress=progress)
         if dense:
-            from snapaudit.retrieval.dense import DenseRetriever
+            from snapaudit.testbed.retrieval.dense import DenseRetriever
 
             DenseRetriever(out_dir).build()
     finally:
@@ -71,7 +71,7 @@ def build(inputs: tuple[Path, ...], formats: tuple[str, ...], prefixes: tuple[st
 @click.option("--verify", is_flag=True, help="Re-hash every shard file against the manifest.")
 def info(corpus_dir: Path, verify: bool) -> None:
     """Show the manifest of a built corpus: inputs, shards, nested prefix sizes, hash."""
-    from snapaudit.corpus import load_manifest, verify_corpus
+    from snapaudit.testbed.corpus.build import load_manifest, verify_corpus
 
     manifest = verify_corpus(corpus_dir) if verify else load_manifest(corpus_dir)
     click.echo(f"corpus {corpus_dir}  hash {manifest.hash()}  seed {manifest.seed}  "

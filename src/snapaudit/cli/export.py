@@ -14,7 +14,7 @@ import click
               help="The artifact directory to create (must not exist).")
 def command(run_dir: Path, out: Path) -> None:
     """Write ID-only manifests, sanitized cells and attempts, locks, results and claims."""
-    from snapaudit.artifact import export_artifact
+    from snapaudit.artifact.export import export_artifact
 
     dest = export_artifact(run_dir, out)
     click.echo(f"wrote {dest}")

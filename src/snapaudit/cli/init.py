@@ -11,7 +11,7 @@ from snapaudit.errors import ConfigError
 
 
 def template_text(kind: str) -> str:
-    return files("snapaudit.templates").joinpath(f"{kind}.toml").read_text(encoding="utf-8")
+    return files("snapaudit.cli.templates").joinpath(f"{kind}.toml").read_text(encoding="utf-8")
 
 
 @click.command("init")

@@ -19,8 +19,8 @@ from snapaudit.cli._common import make_progress, progress_option
 @progress_option
 def command(run_dir: Path, judge_spec: str, sample: int, progress_kind: str) -> None:
     """Have a second judge label a blind sample of a run's pairs; report agreement."""
-    from snapaudit.judge.audit_run import judge_audit
     from snapaudit.judge.spec import parse_judge_spec
+    from snapaudit.run.judge_audit_run import judge_audit
 
     config = parse_judge_spec(judge_spec)
     outcome = judge_audit(run_dir, config, sample, make_progress(progress_kind))

@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from snapaudit.errors import ConfigError
-from snapaudit.plan import pilot_from_run, plan, render_text
+from snapaudit.run.pilot import pilot_from_run
+from snapaudit.stats.plan import plan, render_text
 
 
 def _targets(text: str) -> list[float]:

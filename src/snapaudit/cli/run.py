@@ -24,7 +24,7 @@ EXIT_INCOMPATIBLE = 4
 def command(protocol_path: Path, run_dir: Path, overrides: tuple[str, ...],
             progress_kind: str, fail_on: str | None) -> None:
     """Run (or resume) the audit of PROTOCOL.toml in --run-dir and write results.json."""
-    from snapaudit.engine import run_protocol_file
+    from snapaudit.run.engine import run_protocol_file
 
     progress = make_progress(progress_kind)
     try:

@@ -15,7 +15,7 @@ import click
               default=None, help="The gold file, to verify the gold-dependent claims too.")
 def command(artifact: Path, gold: Path | None) -> None:
     """Check completeness, the lock chain and every claim of ARTIFACT."""
-    from snapaudit.verify import verify_artifact
+    from snapaudit.artifact.verify import verify_artifact
 
     report = verify_artifact(artifact, gold)
     for note in report.notes:

@@ -34,7 +34,7 @@ class DemoOutcome:
 
 def prepare_world(config: DemoConfig, progress: Progress) -> WorldFiles:
     """Write the world under ``out/world`` and build its 7-shard corpus (once)."""
-    from snapaudit.corpus import CorpusInput, build_corpus
+    from snapaudit.testbed.corpus.build import CorpusInput, build_corpus
 
     world_dir = config.out / "world"
     world = build_world(config.questions, config.seed)
@@ -54,9 +54,9 @@ def prepare_world(config: DemoConfig, progress: Progress) -> WorldFiles:
 
 def run_demo(config: DemoConfig, progress: Progress) -> DemoOutcome:
     """Run the whole demo; re-running the same command resumes the locked run."""
-    from snapaudit.engine import run_protocol_file
     from snapaudit.report.build import plant_score, write_report
     from snapaudit.report.load import load_run
+    from snapaudit.run.engine import run_protocol_file
 
     if config.questions < 5:
         raise ConfigError("--questions must be at least 5 (one per kind of plant)")

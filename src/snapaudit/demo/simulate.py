@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from itertools import combinations
 
 from snapaudit.demo.world import World
-from snapaudit.normalize import normalize_nq
+from snapaudit.stats.normalize import normalize_nq
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
 
 STATES = {"n0": 0, "n1": 1, "n3": 3, "n7": 7}

@@ -42,7 +42,7 @@ ShardOf = Callable[[str], int]
 
 def hashed_shard_of(seed: int, n_shards: int = N_SHARDS) -> ShardOf:
     """0-based shard of a document id, exactly as the corpus stage assigns it."""
-    from snapaudit.corpus import shard_of as corpus_shard_of
+    from snapaudit.testbed.corpus.build import shard_of as corpus_shard_of
 
     def shard_of(doc_id: str) -> int:
         return corpus_shard_of(doc_id, seed, n_shards)

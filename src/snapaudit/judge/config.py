@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from snapaudit._model import Frozen
-from snapaudit.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.config import GeneratorConfig
 
 
 class JudgeConfig(Frozen):

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from snapaudit.errors import ConfigError
-from snapaudit.generate.base import GenerationRequest, Generator
 from snapaudit.judge.base import JudgePacket
 from snapaudit.judge.config import JudgeConfig
 from snapaudit.judge.packets import Verdict, parse_verdict_text, verdict_schema
 from snapaudit.judge.prompt import SYSTEM, prompt_spec, render_user
+from snapaudit.testbed.generate.base import GenerationRequest, Generator
 
 
 class LLMJudge:
@@ -27,7 +27,7 @@ class LLMJudge:
         self._shared = generator is None
         if generator is None:
             # shared with a testbed state of the same generator config (one model load)
-            from snapaudit.generate.registry import acquire_generator
+            from snapaudit.testbed.generate.registry import acquire_generator
 
             generator = acquire_generator(config.generator)
         self._generator = generator
@@ -60,7 +60,7 @@ class LLMJudge:
         if not self._shared:
             await self._generator.aclose()
             return
-        from snapaudit.generate.registry import release_generator
+        from snapaudit.testbed.generate.registry import release_generator
 
         assert self._config.generator is not None
         await release_generator(self._config.generator)

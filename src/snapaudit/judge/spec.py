@@ -15,8 +15,8 @@ from typing import Any, Literal, cast
 from pydantic import ValidationError
 
 from snapaudit.errors import ConfigError
-from snapaudit.generate.config import GeneratorConfig
 from snapaudit.judge.config import JudgeConfig
+from snapaudit.testbed.generate.config import GeneratorConfig
 
 Backend = Literal["openai", "anthropic", "local"]
 

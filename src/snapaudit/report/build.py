@@ -6,12 +6,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from snapaudit.demo.recovery import score_plants
 from snapaudit.report.content import build_report
 from snapaudit.report.html import render_html
 from snapaudit.report.load import RunView, load_run
 from snapaudit.report.markdown import render_markdown
 from snapaudit.report.model import Report
+from snapaudit.run.rundir import RunDir
+from snapaudit.stats.plants import score_plants
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> Repo
     report = make_report(view)
     out = Path(out_dir) if out_dir is not None else Path(run_dir)
     out.mkdir(parents=True, exist_ok=True)
-    html_path, md_path = out / "report.html", out / "report.md"
+    html_path, md_path = out / RunDir(out).report_html.name, out / RunDir(out).report_md.name
     html_path.write_text(render_html(report), encoding="utf-8", newline="\n")
     md_path.write_text(render_markdown(report), encoding="utf-8", newline="\n")
     return ReportPaths(html_path, md_path, report)

@@ -11,9 +11,9 @@ import itertools
 from collections import defaultdict
 from typing import Any
 
-from snapaudit.normalize import normalize_nq
 from snapaudit.report.load import RunView
 from snapaudit.report.model import Table
+from snapaudit.stats.normalize import normalize_nq
 from snapaudit.tables import AnswerRow, PairLabel
 
 

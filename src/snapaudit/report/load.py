@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from snapaudit.errors import InputError
+from snapaudit.run.rundir import RunDir
 from snapaudit.tables import AnswerRow, PairLabel, read_answers, read_gold, read_labels
 
 
@@ -87,7 +88,7 @@ def _plants(run_dir: Path) -> dict[str, dict[str, Any]] | None:
 
 
 def _judge_table(run_dir: Path) -> dict[str, Any]:
-    path = run_dir / "protocol.resolved.toml"
+    path = RunDir(run_dir).protocol_path
     if not path.exists():
         return {}
     judge = tomllib.loads(path.read_text(encoding="utf-8")).get("judge") or {}
@@ -96,12 +97,12 @@ def _judge_table(run_dir: Path) -> dict[str, Any]:
 
 def load_run(run_dir: str | Path) -> RunView:
     """Read a finished run directory (results.json and tables/)."""
-    root = Path(run_dir)
-    tables = root / "tables"
-    answers = read_answers(tables / "answers.jsonl")
-    labels = read_labels(tables / "labels.jsonl") if (tables / "labels.jsonl").exists() else []
-    gold_path = tables / "gold.jsonl"
+    rd = RunDir(run_dir)
+    root = rd.path
+    answers = read_answers(rd.table("answers"))
+    labels = read_labels(rd.table("labels")) if rd.table("labels").exists() else []
+    gold_path = rd.table("gold")
     gold = read_gold(gold_path, "jsonl") if gold_path.exists() else None
-    return RunView(run_dir=root, results=read_results(root / "results.json"), answers=answers,
+    return RunView(run_dir=root, results=read_results(rd.results_path), answers=answers,
                    labels=labels, gold=gold, plants=_plants(root),
-                   locks=read_locks(root / "ledger.sqlite"), judge=_judge_table(root))
+                   locks=read_locks(rd.ledger_path), judge=_judge_table(root))

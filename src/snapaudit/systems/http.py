@@ -16,9 +16,9 @@ import time
 from typing import Any
 
 from snapaudit.errors import ConfigError, TransportInvalid
-from snapaudit.protocol import HttpSystemConfig, RunConfig
 from snapaudit.systems.base import AnswerCall, AnswerOutcome
-from snapaudit.transport import HttpEndpoint
+from snapaudit.systems.config import HttpSystemConfig, RunConfig
+from snapaudit.systems.transport import HttpEndpoint
 
 _VAR = re.compile(r"\{(question|question_id|state|repeat|seed)\}")
 _MISSING = object()

@@ -1,0 +1,247 @@
+"""Second-generator replication: rerun two locked states with another generator.
+
+For an outcome-blind hash sample of questions (ids ordered by
+``SHA-256("snapaudit/replicate/v1" NUL str(seed) NUL question_id)``, the first ``n``),
+the locked prompt surface (:mod:`snapaudit.testbed.prompt`, via the testbed system) and the
+locked evidence of the old and new states are sent to another generator, ``repeats``
+times each (stage ``replicate:<name>:answer``). The answers are judged blind, one
+packet per question with the four answers (stage ``replicate:<name>:judge:<judge>``),
+and analyzed like the original on the same questions. The paired difference
+(replication minus original, per question, whole-question bootstrap) is reported per
+kernel. When the original judge saw a larger packet (scope ``all``) the comparison of
+semantic D is descriptive, and the result says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from snapaudit.errors import ConfigError, LockError, TransportInvalid
+from snapaudit.hashing import sha256_json
+from snapaudit.judge.base import Judge
+from snapaudit.judge.config import JudgeConfig
+from snapaudit.judge.packets import build_packet, to_pair_labels
+from snapaudit.progress import Progress
+from snapaudit.run.engine import locked_evidence
+from snapaudit.run.judge_audit import labels_of_stage
+from snapaudit.run.ledger import Ledger
+from snapaudit.run.runner import CellResult, CellTask, RetryPolicy, run_cells
+from snapaudit.stats.analysis import AnalysisConfig, AnalysisResult, analyze
+from snapaudit.stats.bootstrap import Interval, whole_question_bootstrap
+from snapaudit.systems.base import AnswerCall, Evidence, System
+from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
+from snapaudit.testbed.generate.config import GeneratorConfig
+
+SAMPLE_VERSION = "snapaudit/replicate/v1"
+MAX_ANSWER_BYTES = 512
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicationPlan:
+    name: str
+    old: str
+    new: str
+    sample: int
+    seed: int
+    repeats: int = 2
+    draws: int = 10_000
+    benchmark: str = "nq"
+    original_judge: str = "judge"
+    original_scope: str = "all"
+
+
+@dataclass(frozen=True)
+class Replication:
+    question_ids: tuple[str, ...]
+    original: AnalysisResult
+    replicated: AnalysisResult
+    paired: Mapping[str, Interval]
+    scope_note: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        def brief(r: AnalysisResult) -> dict[str, Any]:
+            util = r.utility.to_json() if r.utility else None
+            return {"kernels": {k: v.to_json() for k, v in r.kernels.items()},
+                    "flips": r.flips.to_json(), "utility": util}
+
+        return {"schema": SAMPLE_VERSION, "questions": list(self.question_ids),
+                "original": brief(self.original), "replicated": brief(self.replicated),
+                "paired_difference_pp": {k: v.to_json() for k, v in self.paired.items()},
+                "scope_note": self.scope_note}
+
+
+def replication_sample(question_ids: Sequence[str], n: int, seed: int) -> list[str]:
+    def key(qid: str) -> str:
+        return hashlib.sha256(f"{SAMPLE_VERSION}\0{seed}\0{qid}".encode()).hexdigest()
+
+    return sorted(sorted(set(question_ids), key=key)[:n])
+
+
+def _answer_task(system: System, qid: str, question: str, state: str, repeat: int,
+                 evidence: Evidence | None) -> CellTask:
+    async def call(attempt: int, seed: int) -> CellResult:
+        out = await system.answer(AnswerCall(qid, question, state, repeat, attempt, seed,
+                                             evidence))
+        if not out.answer.strip():
+            raise TransportInvalid("empty_answer")
+        if len(out.answer.encode("utf-8")) > MAX_ANSWER_BYTES:
+            raise TransportInvalid("oversized_answer")
+        return CellResult({"answer": out.answer,
+                           "doc_ids": list(out.doc_ids) if out.doc_ids is not None else None},
+                          dict(out.usage), out.latency_s or None)
+
+    request = {"question_id": qid, "state": state, "repeat": repeat}
+    return CellTask(f"{qid}|{state}|{repeat}", request, call)
+
+
+def _judge_task(judge: Judge, qid: str, question: str, rows: Sequence[AnswerRow],
+                seed: int) -> CellTask:
+    packet, mapping = build_packet(
+        qid, question, [(AnswerRef(r.state, r.repeat), r.answer) for r in rows], seed)
+
+    async def call(attempt: int, call_seed: int) -> CellResult:
+        verdict = await judge.judge(packet, call_seed)
+        return CellResult({"labels": [
+            {"a": [x.a.state, x.a.repeat], "b": [x.b.state, x.b.repeat], "same": x.same}
+            for x in to_pair_labels(qid, verdict, mapping, judge.name)]})
+
+    request = {"question_id": qid, "judge": judge.spec(),
+               "packet": sha256_json([packet.labels, packet.answers])}
+    return CellTask(qid, request, call)
+
+
+def _rows_of_stage(ledger: Ledger, stage: str, questions: Mapping[str, str]) -> list[AnswerRow]:
+    rows = []
+    for cell in ledger.cells(stage):
+        qid, state, rep = cell.cell_key.rsplit("|", 2)
+        ids = cell.payload.get("doc_ids")
+        rows.append(AnswerRow(qid, state, int(rep), cell.payload["answer"],
+                              tuple(ids) if ids is not None else None, questions.get(qid)))
+    return rows
+
+
+def _scope_note(plan: ReplicationPlan) -> str | None:
+    if plan.original_scope == "endpoints":
+        return None
+    return ("packet scopes differ: the original judge saw every state's answers per question, "
+            "the replication only the old and new state's; the paired difference of semantic "
+            "D is descriptive")
+
+
+async def run_replication(
+    ledger: Ledger,
+    answers: Sequence[AnswerRow],
+    labels: Sequence[PairLabel],
+    questions: Mapping[str, str],
+    evidence: Mapping[tuple[str, str], Evidence | None],
+    system_of: Callable[[str], System],
+    judge: Judge,
+    plan: ReplicationPlan,
+    policy: RetryPolicy,
+    progress: Progress,
+    gold: Mapping[str, Sequence[str]] | None = None,
+) -> Replication:
+    """Rerun the sample with ``system_of(state)``, judge it, compare to the original."""
+    sample = replication_sample(sorted({r.question_id for r in answers}), plan.sample,
+                                plan.seed)
+    states = (plan.old, plan.new)
+    systems = {s: system_of(s) for s in states}
+    prefix = f"replicate:{plan.name}"
+    tasks = [_answer_task(systems[s], q, questions[q], s, r, evidence.get((q, s)))
+             for q in sample for r in range(1, plan.repeats + 1) for s in states]
+    try:
+        await run_cells(ledger, f"{prefix}:answer", tasks, policy, progress)
+    finally:
+        for system in systems.values():
+            await system.aclose()
+    chosen = set(sample)
+    rep_rows = [r for r in _rows_of_stage(ledger, f"{prefix}:answer", questions)
+                if r.question_id in chosen]
+    by_q: dict[str, list[AnswerRow]] = {}
+    for row in rep_rows:
+        by_q.setdefault(row.question_id, []).append(row)
+    judge_tasks = [_judge_task(judge, q, questions[q], by_q[q], plan.seed) for q in sample]
+    await run_cells(ledger, f"{prefix}:judge:{judge.name}", judge_tasks, policy, progress)
+    rep_labels = [lab for lab in labels_of_stage(ledger, judge.name,
+                                                 f"{prefix}:judge:{judge.name}")
+                  if lab.question_id in chosen]
+    config = AnalysisConfig(old=plan.old, new=plan.new, draws=plan.draws, seed=plan.seed,
+                            benchmark="triviaqa" if plan.benchmark == "triviaqa" else "nq",
+                            primary_judge=judge.name)
+    sub_gold = {q: gold[q] for q in sample} if gold is not None else None
+    replicated = analyze(rep_rows, config=config, labels=rep_labels, gold=sub_gold)
+    orig_rows = [r for r in answers if r.question_id in chosen and r.state in states]
+    orig_labels = [lab for lab in labels if lab.question_id in chosen
+                   and lab.judge == plan.original_judge
+                   and lab.a.state in states and lab.b.state in states]
+    original = analyze(orig_rows, labels=orig_labels, gold=sub_gold,
+                       config=config.model_copy(update={"primary_judge": plan.original_judge}))
+    paired = {}
+    for kernel, pq in replicated.per_question.items():
+        if kernel in original.per_question:
+            diff = 100 * (pq.d - original.per_question[kernel].d)
+            paired[kernel] = whole_question_bootstrap(diff, plan.draws, plan.seed).summary()
+    return Replication(tuple(sample), original, replicated, paired, _scope_note(plan))
+
+
+# ---------------------------------------------------------------- run directories
+
+
+def _no_sources(pass_no: int) -> Any:
+    raise LockError("the replication reuses locked evidence and never retrieves")
+
+
+async def replicate_run_dir(run_dir: Path, generator: GeneratorConfig, sample: int,
+                            states: tuple[str, str] | None, judge_config: JudgeConfig | None,
+                            progress: Progress) -> tuple[Replication, Path]:
+    """Replicate a testbed run's old and new states with ``generator``; write the result."""
+    from snapaudit.judge.registry import build_judge
+    from snapaudit.judge.spec import generator_name
+    from snapaudit.run.rundir import RunDir
+    from snapaudit.tables import read_answers, read_gold, read_labels
+    from snapaudit.testbed.system import TestbedSystem
+
+    rd = RunDir(run_dir)
+    protocol = rd.load_protocol()
+    if protocol.system.kind != "testbed":
+        raise ConfigError("replicate reruns the locked prompt and evidence of the built-in "
+                          "testbed; an HTTP system exposes neither")
+    if not rd.table("labels").exists():
+        raise LockError("replicate needs a run past its semantic lock (tables/labels.jsonl)")
+    answers = read_answers(rd.table("answers"))
+    labels = read_labels(rd.table("labels"), answers)
+    gold = read_gold(rd.table("gold")) if rd.table("gold").exists() else None
+    judge_config = judge_config or protocol.judge
+    if judge_config.kind not in ("llm", "rule"):
+        raise ConfigError("the run's judge imports labels; name a judge with --judge")
+    old, new = states or (protocol.states.old, protocol.states.new)
+    name = generator_name(generator)
+    plan = ReplicationPlan(name, old, new, sample, protocol.design.seed,
+                           protocol.design.repeats, protocol.bootstrap.draws,
+                           protocol.gold.benchmark, protocol.judge.name, protocol.judge.scope)
+    r = protocol.run
+    policy = RetryPolicy(concurrency=r.concurrency, rate_limit_per_s=r.rate_limit_per_s,
+                         max_attempts=r.max_attempts, backoff_base_s=r.backoff_base_s,
+                         backoff_max_s=r.backoff_max_s, design_seed=protocol.design.seed)
+    questions = {row.question_id: row.question or "" for row in answers}
+    judge = build_judge(judge_config)
+    try:
+        with rd:
+            ledger = rd.ledger()
+            result = await run_replication(
+                ledger, answers, labels, questions, locked_evidence(ledger),
+                lambda s: TestbedSystem(s, generator, _no_sources), judge, plan, policy,
+                progress, gold)
+    finally:
+        await judge.aclose()
+    out = rd.replication(name)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    body = {**result.to_json(), "generator": generator.model_dump(mode="json"),
+            "judge": judge.spec(), "states": [old, new]}
+    out.write_text(json.dumps(body, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return result, out

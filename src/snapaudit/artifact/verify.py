@@ -1,0 +1,238 @@
+"""``snapaudit verify ARTIFACT [--gold FILE]``: recompute an artifact's claims, no network.
+
+Checks, in order: every file the manifest lists is present with its hash; the lock chain
+(:func:`snapaudit.run.locks.verify_chain`) with each lock's ledger content recomputed from the
+exported cells and attempts (stages whose payloads were sanitized are checked by count
+only); the answer and label tables equal what the ledger cells say; then every claim that
+does not need gold is recomputed with the analysis core on the sanitized tables. With
+``--gold`` the gold file must match the gold lock and the gold claims are recomputed too.
+Any failure raises :class:`VerificationError` (exit 3) naming each claim or file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from snapaudit.artifact.export import SENSITIVE_KEYS
+from snapaudit.artifact.export import claims as claims_of
+from snapaudit.errors import IntegrityError, VerificationError
+from snapaudit.hashing import sha256_file, sha256_json
+from snapaudit.tables import AnswerRow, PairLabel, read_answers, read_gold, read_labels
+
+
+@dataclass
+class VerifyReport:
+    checked: int = 0
+    skipped: list[str] = field(default_factory=list)  # gold claims without --gold
+    failures: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _jsonl(path: Path) -> list[Any]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def check_files(root: Path, report: VerifyReport) -> dict[str, Any]:
+    manifest: dict[str, Any] = _json(root / "manifest.json")
+    for name, digest in sorted(manifest["files"].items()):
+        path = root / name
+        if not path.is_file():
+            report.failures.append(f"file {name}: missing")
+        elif sha256_file(path) != digest:
+            report.failures.append(f"file {name}: content differs from the manifest")
+    extra = sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
+                   if p.is_file() and p.name != "manifest.json"
+                   and p.relative_to(root).as_posix() not in manifest["files"])
+    report.failures += [f"file {name}: not listed in the manifest" for name in extra]
+    return manifest
+
+
+def _content(root: Path, stage: str) -> dict[str, str]:
+    """What Ledger.content_hashes(stage) gave, recomputed from the exported rows."""
+    name = stage.replace(":", "_")
+    cells = _jsonl(root / "ledger" / f"{name}.cells.jsonl")
+    attempts = _jsonl(root / "ledger" / f"{name}.attempts.jsonl")
+    return {"cells_sha256": sha256_json([[c["cell_key"], c["attempt_id"], c["payload"]]
+                                         for c in cells]),
+            "n_cells": str(len(cells)),
+            "attempts_sha256": sha256_json([row[1:] for row in attempts]),
+            "n_attempts": str(len(attempts))}
+
+
+def _has_marker(value: Any, key: str | None = None) -> bool:
+    if isinstance(value, dict):
+        if key in SENSITIVE_KEYS and set(value) == {"sha256"}:
+            return True
+        return any(_has_marker(v, k) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_marker(v, key) for v in value)
+    return False
+
+
+def _sanitized_stage(root: Path, stage: str) -> bool:
+    """Whether the exported cells of ``stage`` carry hashes in place of text (decided from
+    the cells themselves, never from the manifest's say-so)."""
+    if stage == "answer":  # answers are published whole; their lock is always recomputed
+        return False
+    name = stage.replace(":", "_")
+    return any(_has_marker(c.get("payload")) for c in _jsonl(root / "ledger" /
+                                                              f"{name}.cells.jsonl"))
+
+
+def check_locks(root: Path, protocol: dict[str, Any],
+                gold: Path | None, report: VerifyReport) -> None:
+    from snapaudit.run.locks import verify_chain
+
+    stored = [(rec, h) for rec, h in _json(root / "locks.json")]
+    judge = protocol.get("judge", {})
+    judge_stage = f"judge:{judge.get('name', 'judge')}"
+    content: dict[str, dict[str, str]] = {}
+    for rec, _ in stored:
+        stage = rec.get("stage")
+        ledger_stage = judge_stage if stage == "semantic" else stage
+        if stage == "gold":
+            if gold is not None:
+                content["gold"] = {"gold_sha256": sha256_file(gold)}
+            continue
+        now = _content(root, str(ledger_stage))
+        if stage == "semantic":
+            now = {"judge_kind": str(judge.get("kind")), **now}
+        if _sanitized_stage(root, str(ledger_stage)):
+            report.notes.append(f"{stage} lock: payloads are sanitized; checked cell count only")
+            if rec.get("content", {}).get("n_cells") != now["n_cells"]:
+                report.failures.append(f"{stage} lock: number of cells differs")
+            continue
+        content[str(stage)] = now
+    try:
+        verify_chain(stored, content)
+    except IntegrityError as exc:
+        report.failures += [f"locks: {line.strip()}" for line in str(exc).splitlines()[1:]]
+
+
+def check_tables(root: Path, protocol: dict[str, Any], answers: list[AnswerRow],
+                 labels: list[PairLabel], report: VerifyReport) -> None:
+    cells = {c["cell_key"]: c["payload"] for c in _jsonl(root / "ledger" / "answer.cells.jsonl")}
+    if not cells:
+        report.notes.append("no ledger cells in the artifact; tables checked by claims only")
+        return
+    for row in answers:
+        cell = cells.pop(f"{row.question_id}|{row.state}|{row.repeat}", None)
+        ids = list(row.doc_ids) if row.doc_ids is not None else None
+        if cell is None or cell.get("answer") != row.answer or cell.get("doc_ids") != ids:
+            report.failures.append(f"tables/answers.jsonl: row {row.question_id}/{row.state}/"
+                                   f"{row.repeat} differs from the answer ledger")
+    report.failures += [f"tables/answers.jsonl: ledger cell {k} missing" for k in sorted(cells)]
+    name = f"judge_{protocol.get('judge', {}).get('name', 'judge')}"
+    judged = {(c["cell_key"], tuple(x["a"]), tuple(x["b"]), bool(x["same"]))
+              for c in _jsonl(root / "ledger" / f"{name}.cells.jsonl")
+              for x in c["payload"].get("labels", [])}
+    if judged:
+        table = {(lab.question_id, (lab.a.state, lab.a.repeat), (lab.b.state, lab.b.repeat),
+                  lab.same) for lab in labels}
+        if table != judged:
+            report.failures.append("tables/labels.jsonl: differs from the judge ledger")
+
+
+def recompute(results: dict[str, Any], protocol: dict[str, Any], answers: list[AnswerRow],
+              labels: list[PairLabel], gold: dict[str, tuple[str, ...]] | None
+              ) -> dict[str, Any]:
+    from snapaudit.stats.analysis import AnalysisConfig, analyze
+    from snapaudit.stats.gate import GateConfig
+
+    comp = results["comparison"]
+    ladder = results.get("ladder") or None
+    semantic = (results.get("kernels") or {}).get("semantic") or {}
+    gate = GateConfig(rules=tuple(r for r in _gate_rules(results))) if _gate_rules(results) \
+        else GateConfig()
+    config = AnalysisConfig(old=comp["old"], new=comp["new"],
+                            ladder=tuple(ladder["states"]) if ladder else None,
+                            benchmark=comp.get("benchmark", "nq"), draws=comp["draws"],
+                            seed=comp["seed"], gate=gate, primary_judge=semantic.get("judge"))
+    out: dict[str, Any] = analyze(answers, config=config, labels=labels, gold=gold).to_json()
+    return out
+
+
+def _gate_rules(results: dict[str, Any]) -> list[Any]:
+    from snapaudit.stats.gate import GateRule
+
+    rules = []
+    for r in (results.get("gate") or {}).get("rules") or []:
+        if all(k in r for k in ("kernel", "statistic", "op", "threshold")):
+            rules.append(GateRule(kernel=r["kernel"], statistic=r["statistic"], op=r["op"],
+                                  threshold=r["threshold"]))
+    return rules
+
+
+def same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool) or isinstance(a, str) or isinstance(b, str):
+        return bool(a == b)
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def check_claims(stated: list[dict[str, Any]], recomputed: dict[str, Any], with_gold: bool,
+                 report: VerifyReport) -> None:
+    got = {c["claim"]: c["value"] for c in claims_of(recomputed)}
+    for claim in stated:
+        name = claim["claim"]
+        if claim["needs_gold"] and not with_gold:
+            report.skipped.append(name)
+            continue
+        report.checked += 1
+        if name not in got:
+            report.failures.append(f"claim {name}: not reproduced (absent from recomputation)")
+        elif not same(claim["value"], got[name]):
+            report.failures.append(f"claim {name}: stated {claim['value']!r}, recomputed "
+                                   f"{got[name]!r}")
+
+
+def verify_artifact(artifact: str | Path, gold: str | Path | None = None) -> VerifyReport:
+    """Verify an artifact; raise VerificationError listing every failure."""
+    root = Path(artifact)
+    report = VerifyReport()
+    if not (root / "manifest.json").is_file():
+        raise VerificationError([f"file manifest.json: missing from {root}"])
+    check_files(root, report)
+    if report.failures:
+        raise VerificationError(report.failures)
+    protocol = _json(root / "protocol.json")
+    gold_path = Path(gold) if gold is not None else None
+    check_locks(root, protocol, gold_path, report)
+    answers = read_answers(root / "tables" / "answers.jsonl")
+    labels = read_labels(root / "tables" / "labels.jsonl", answers)
+    check_tables(root, protocol, answers, labels, report)
+    gold_table = _gold(root, gold_path, protocol, report) if gold_path is not None else None
+    results = _json(root / "results.json")
+    stated = _json(root / "claims.json")
+    if {c["claim"]: c["value"] for c in stated} != {c["claim"]: c["value"]
+                                                     for c in claims_of(results)}:
+        report.failures.append("claims.json: differs from the claims of results.json")
+    check_claims(stated, recompute(results, protocol, answers, labels, gold_table),
+                 gold_table is not None, report)
+    if report.failures:
+        raise VerificationError(report.failures)
+    return report
+
+
+def _gold(root: Path, path: Path, protocol: dict[str, Any],
+          report: VerifyReport) -> dict[str, tuple[str, ...]]:
+    fmt = str((protocol.get("gold") or {}).get("format", "auto"))
+    table = read_gold(path, fmt if fmt in ("jsonl", "nq-open", "triviaqa-dpr") else "auto")
+    expected = _json(root / "gold.sha256.json")
+    for qid, digest in sorted(expected.items()):
+        if sha256_json(list(table.get(qid, ()))) != digest:
+            report.failures.append(f"gold: aliases of {qid} differ from the artifact's hash")
+    return {q: table[q] for q in expected if q in table}

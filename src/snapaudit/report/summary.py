@@ -1,0 +1,112 @@
+"""Plain-text summary of an :class:`~snapaudit.stats.analysis.AnalysisResult`.
+
+Tables in the spirit of the reference study: excess churn per kernel (its Table 2) and the
+per-step decomposition over a ladder (its Table 4), then the gate, utility and diagnostics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from snapaudit.stats.analysis import AnalysisResult
+from snapaudit.stats.transitions import CATEGORIES
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
+    def fmt(cells: Sequence[str]) -> str:
+        first = f"{cells[0]:<{widths[0]}}"
+        rest = [f"{c:>{w}}" for c, w in zip(cells[1:], widths[1:], strict=True)]
+        return "  ".join([first, *rest]).rstrip()
+    return [fmt(header), "  ".join("-" * w for w in widths), *(fmt(r) for r in rows)]
+
+
+def _pp(x: float | None, digits: int = 2) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+def churn_table(result: AnalysisResult) -> list[str]:
+    c = result.comparison
+    rows = [[name, _pp(k.within), _pp(k.cross), _pp(k.d_hat), _pp(k.lcb95),
+             f"[{_pp(k.ci95[0])}, {_pp(k.ci95[1])}]", f"{k.p_nonpositive:.4f}"]
+            for name, k in result.kernels.items()]
+    title = (f"Excess answer churn {c.old} -> {c.new}: {c.questions} questions x {c.repeats} "
+             f"repeats, {c.draws} whole-question bootstrap draws (seed {c.seed}). "
+             "Within/Cross in %, D/LCB/CI in pp.")
+    return [title, *_table(["kernel", "Within", "Cross", "D", "LCB95", "CI95", "P(D<=0)"],
+                           rows)]
+
+
+def gate_lines(result: AnalysisResult) -> list[str]:
+    if result.gate.passed:
+        head = ("Excess-churn gate: PASSED -> INCOMPATIBLE: the new snapshot moves answers "
+                "beyond repeat noise")
+    else:
+        head = ("Excess-churn gate: not passed -> excess churn not shown "
+                "(this is not proof of compatibility)")
+    lines = [f"{head}; all rules must hold:"]
+    for r in result.gate.rules:
+        value = _pp(r.value)
+        note = f"  ({r.note})" if r.note else ""
+        lines.append(f"  [{'x' if r.passed else ' '}] {r.rule}: {value}{note}")
+    return lines
+
+
+def ladder_table(result: AnalysisResult) -> list[str]:
+    lad = result.ladder
+    if lad is None:
+        return []
+    rows = [[f"{s.old} -> {s.new}", _pp(s.d_hat), str(s.flips)]
+            for s in (*lad.steps, lad.endpoints)]
+    lines = [f"Trajectory decomposition ({lad.kernel} D in pp; strict flips):",
+             *_table(["step", "D", "flips"], rows)]
+    for mid, counts in lad.middle.items():
+        lines.append(f"  endpoint flips, middle state {mid}: "
+                     + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    for path, ids in lad.returns.items():
+        lines.append(f"  returns {path} (X->Y->X): {len(ids)}")
+    if lad.first_state is not None:
+        lines.append(f"  endpoint flips vs first state {lad.states[0]}: "
+                     + ", ".join(f"{k} {v}" for k, v in lad.first_state.items()))
+    return lines
+
+
+def utility_lines(result: AnalysisResult) -> list[str]:
+    u = result.utility
+    if u is None:
+        return ["Utility: no gold given."]
+    rows = [[s, _pp(x.em), _pp(x.f1), _pp(x.unknown)] for s, x in u.states.items()]
+    return ["Utility (%, over all questions and repeats):",
+            *_table(["state", "EM", "F1", "UNKNOWN"], rows),
+            f"EM delta {result.comparison.old} -> {result.comparison.new}: {u.em_delta:+.2f} pp"]
+
+
+def diagnostics_lines(result: AnalysisResult) -> list[str]:
+    f = result.flips
+    lines = [f"Strict flips ({f.kernel}): {f.count}; contribution {f.contribution_pp:.2f} pp, "
+             f"rest {f.rest_pp:.2f} pp"]
+    if result.transitions:
+        rows = [[k.replace("_", " "), *(_pp(t.percent()[k]) for t in result.transitions.values())]
+                for k in CATEGORIES]
+        lines += ["Matched-repeat EM transitions (% of comparisons):",
+                  *_table(["transition", *result.transitions], rows)]
+    o = result.overlap
+    if o is not None:
+        lines.append(f"Retrieval overlap (top-{o.k}): mean {o.mean:.3f}, zero {o.zero_rate:.2f}%,"
+                     f" identical sets {o.identical}; flips {_pp(o.flips_mean, 3)} vs rest "
+                     f"{_pp(o.rest_mean, 3)}")
+    j = result.judges
+    if j is not None:
+        lines.append(f"Judges {j.judges[0]} vs {j.judges[1]}: {j.pairs} pairs, agreement "
+                     f"{j.agreement:.2f}% [{_pp(j.agreement_ci95[0])}, "
+                     f"{_pp(j.agreement_ci95[1])}], kappa {_pp(j.kappa, 3)}, identical "
+                     f"partitions {j.partitions_identical:.2f}%; D by judge: "
+                     + ", ".join(f"{k} {_pp(v)}" for k, v in j.d_hat.items()))
+    return lines
+
+
+def render_text(result: AnalysisResult) -> str:
+    """The readable summary ``snapaudit analyze`` prints."""
+    blocks = [churn_table(result), gate_lines(result), utility_lines(result),
+              diagnostics_lines(result), ladder_table(result)]
+    return "\n\n".join("\n".join(b) for b in blocks if b) + "\n"

@@ -1,0 +1,171 @@
+"""Outcome-blind question selection and its frozen manifest (``DIR/cohort.json``).
+
+Candidates are read from the source (ids and question text only; gold aliases are never
+read here), ordered by ``SHA-256("snapaudit-cohort-v1|{seed}|{id}")`` (hex digest, ties
+impossible in practice, broken by id), excluded ids are dropped, and the first ``size``
+are taken. Ids: the 0-based line of an NQ-open JSONL file, the 0-based row of the DPR
+TriviaQA TSV, or the ``id_field`` of a generic JSONL/CSV file.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from snapaudit.errors import InputError, IntegrityError
+from snapaudit.hashing import canonical_json, sha256_file, sha256_text
+from snapaudit.run.protocol import CohortConfig
+
+MANIFEST_VERSION = 1
+KEY_TEMPLATE = "snapaudit-cohort-v1|{seed}|{id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    question_id: str
+    question: str
+
+
+def cohort_key(seed: int, question_id: str) -> str:
+    text = KEY_TEMPLATE.format(seed=seed, id=question_id)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _read_lines(path: Path) -> Iterator[tuple[int, str]]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            yield from enumerate(f, start=1)
+    except FileNotFoundError:
+        raise InputError("cohort source not found", path=str(path)) from None
+
+
+def _jsonl(path: Path, cfg: CohortConfig, nq: bool) -> Iterator[Question]:
+    index = 0
+    for number, line in _read_lines(path):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not JSON: {exc.msg}", path=str(path), line=number) from None
+        qfield = "question" if nq else cfg.question_field
+        if not isinstance(obj, dict) or not isinstance(obj.get(qfield), str):
+            raise InputError(f"missing string field {qfield!r}", path=str(path), line=number)
+        qid = str(index) if nq else obj.get(cfg.id_field)
+        if not nq and not isinstance(qid, str | int):
+            raise InputError(f"missing id field {cfg.id_field!r}", path=str(path), line=number)
+        yield Question(str(qid), obj[qfield])
+        index += 1
+
+
+def _tsv_triviaqa(path: Path) -> Iterator[Question]:
+    for row_no, (number, line) in enumerate(_read_lines(path)):
+        cells = next(csv.reader([line.rstrip("\n")], delimiter="\t"), [])
+        if len(cells) < 1 or not cells[0]:
+            raise InputError("empty question", path=str(path), line=number)
+        yield Question(str(row_no), cells[0])
+
+
+def _csv(path: Path, cfg: CohortConfig) -> Iterator[Question]:
+    if not path.is_file():
+        raise InputError("cohort source not found", path=str(path))
+    with open(path, encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        for field in (cfg.id_field, cfg.question_field):
+            if reader.fieldnames is None or field not in reader.fieldnames:
+                raise InputError(f"CSV header lacks column {field!r}", path=str(path), line=1)
+        for row in reader:
+            yield Question(str(row[cfg.id_field]), str(row[cfg.question_field]))
+
+
+def read_candidates(cfg: CohortConfig, base: Path) -> list[Question]:
+    """All candidate questions of the source, ids unique."""
+    path = resolve(cfg.path, base)
+    if cfg.source == "nq-open":
+        items = list(_jsonl(path, cfg, nq=True))
+    elif cfg.source == "jsonl":
+        items = list(_jsonl(path, cfg, nq=False))
+    elif cfg.source == "triviaqa-dpr":
+        items = list(_tsv_triviaqa(path))
+    else:
+        items = list(_csv(path, cfg))
+    seen: set[str] = set()
+    for q in items:
+        if q.question_id in seen:
+            raise InputError(f"duplicate question id {q.question_id!r}", path=str(path))
+        seen.add(q.question_id)
+    return items
+
+
+def read_exclusions(path: Path) -> set[str]:
+    """One id per line; blank lines and lines starting with '#' are ignored."""
+    ids: set[str] = set()
+    for _, line in _read_lines(path):
+        text = line.strip()
+        if text and not text.startswith("#"):
+            ids.add(text)
+    return ids
+
+
+def resolve(path: str, base: Path) -> Path:
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else base / p
+
+
+def select(cfg: CohortConfig, base: Path) -> dict[str, Any]:
+    """Build the cohort manifest (a JSON-ready dict); InputError if the source is too small."""
+    candidates = read_candidates(cfg, base)
+    excluded = read_exclusions(resolve(cfg.exclude, base)) if cfg.exclude else set()
+    pool = [q for q in candidates if q.question_id not in excluded]
+    if cfg.size > len(pool):
+        raise InputError(
+            f"cohort size {cfg.size} is larger than the {len(pool)} eligible questions "
+            f"({len(candidates)} in the source, {len(candidates) - len(pool)} excluded)",
+            path=str(resolve(cfg.path, base)),
+        )
+    pool.sort(key=lambda q: (cohort_key(cfg.seed, q.question_id), q.question_id))
+    chosen = pool[: cfg.size]
+    return {
+        "schema_version": MANIFEST_VERSION,
+        "key": KEY_TEMPLATE,
+        "source": cfg.source,
+        "source_sha256": sha256_file(resolve(cfg.path, base)),
+        "seed": cfg.seed,
+        "size": cfg.size,
+        "n_candidates": len(candidates),
+        "n_excluded": len(candidates) - len(pool),
+        "exclude_sha256": sha256_file(resolve(cfg.exclude, base)) if cfg.exclude else None,
+        "questions": [
+            {"question_id": q.question_id, "question": q.question,
+             "question_sha256": sha256_text(q.question)}
+            for q in chosen
+        ],
+    }
+
+
+def write_manifest(path: Path, manifest: dict[str, Any]) -> str:
+    """Write the manifest (canonical JSON + newline) atomically; return its SHA-256."""
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(canonical_json(manifest) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return sha256_file(path)
+
+
+def read_manifest(path: Path) -> list[Question]:
+    """Questions of a manifest, each text checked against its recorded hash."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        rows = data["questions"]
+        out = [Question(str(r["question_id"]), str(r["question"])) for r in rows]
+        hashes = [str(r["question_sha256"]) for r in rows]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise IntegrityError(f"{path.name} is unreadable or malformed: {exc}") from None
+    for q, h in zip(out, hashes, strict=True):
+        if sha256_text(q.question) != h:
+            raise IntegrityError(f"{path.name}: question {q.question_id} text changed")
+    return out

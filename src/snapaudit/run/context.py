@@ -1,0 +1,52 @@
+"""The context every stage of a run receives: protocol, run directory, systems, lock chain."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from snapaudit.progress import Progress
+from snapaudit.run import cohort
+from snapaudit.run.ledger import Ledger
+from snapaudit.run.locks import LockRecord, LockStage, make_lock
+from snapaudit.run.protocol import Protocol
+from snapaudit.run.rundir import RunDir
+from snapaudit.run.runner import RetryPolicy
+from snapaudit.systems.base import System
+
+
+@dataclass
+class RunContext:
+    protocol: Protocol
+    rd: RunDir
+    base_dir: Path
+    progress: Progress
+    questions: list[cohort.Question]
+    systems: dict[str, System]
+    depends: dict[str, str]
+    chain: list[LockRecord]
+
+    @property
+    def judge_stage(self) -> str:
+        return f"judge:{self.protocol.judge.name}"
+
+    def policy(self, rate_limited: bool = True) -> RetryPolicy:
+        """Retry policy from [run]; HTTP systems apply the rate limit per endpoint instead."""
+        r = self.protocol.run
+        rate = r.rate_limit_per_s if rate_limited else None
+        return RetryPolicy(r.concurrency, rate, r.max_attempts,
+                           r.backoff_base_s, r.backoff_max_s, self.protocol.design.seed)
+
+    def locked(self, stage: str) -> bool:
+        return any(rec.stage == stage for rec in self.chain)
+
+    def lock(self, stage: LockStage, content: Mapping[str, str]) -> None:
+        record, digest = make_lock(stage, self.depends, content, self.chain)
+        self.ledger.add_lock(record.seq, stage, record.model_dump(mode="json"), digest)
+        self.chain.append(record)
+        self.progress.info(f"locked {stage} ({digest[:12]})")
+
+    @property
+    def ledger(self) -> Ledger:
+        return self.rd.ledger()

@@ -1,0 +1,132 @@
+"""The cross-judge audit: a second judge labels the same pairs of a blind question sample.
+
+The sample is drawn before any outcome is read: questions are ordered by
+``SHA-256("snapaudit/judge-audit/v1" NUL str(seed) NUL question_id)`` and the first
+``n`` are taken, so it depends only on the seed and the question ids. For each
+sampled question the second judge sees a packet of exactly the answers the
+primary judge labelled (same scope, same pairs), built by
+:func:`snapaudit.judge.packets.build_packet`. Its verdicts are accepted in the
+ledger under ``judge:<name>``; agreement, Cohen's kappa, identical partitions,
+question-cluster bootstrap intervals and semantic D under each judge come from
+:func:`snapaudit.stats.agreement.agreement` and :mod:`snapaudit.stats.churn`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from snapaudit.errors import ConfigError, InputError
+from snapaudit.hashing import sha256_json
+from snapaudit.judge.base import Judge
+from snapaudit.judge.packets import build_packet, to_pair_labels
+from snapaudit.progress import Progress
+from snapaudit.run.ledger import Ledger
+from snapaudit.run.runner import CellResult, CellTask, RetryPolicy, run_cells
+from snapaudit.stats.agreement import JudgeAgreement, agreement
+from snapaudit.stats.churn import per_question
+from snapaudit.stats.kernels import AnswerGrid, SemanticKernel
+from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
+
+SAMPLE_VERSION = "snapaudit/judge-audit/v1"
+
+
+@dataclass(frozen=True, slots=True)
+class AuditPlan:
+    """What the audit compares: the primary judge, the states of D, seeds and draws."""
+
+    primary: str
+    old: str
+    new: str
+    sample: int
+    seed: int
+    draws: int = 10_000
+
+
+def audit_sample(question_ids: Sequence[str], n: int, seed: int) -> list[str]:
+    """The outcome-blind hash sample: the ``n`` ids with the smallest audit keys."""
+    def key(qid: str) -> str:
+        return hashlib.sha256(f"{SAMPLE_VERSION}\0{seed}\0{qid}".encode()).hexdigest()
+
+    return sorted(sorted(set(question_ids), key=key)[:n])
+
+
+def _packet_answers(qid: str, labels: Sequence[PairLabel],
+                    grid: AnswerGrid) -> list[tuple[AnswerRef, str]]:
+    refs = sorted({ref for lab in labels for ref in (lab.a, lab.b)})
+    if not refs:
+        raise InputError(f"question {qid!r} has no labels of the primary judge")
+    return [(ref, grid.answer(qid, ref)) for ref in refs]
+
+
+def _task(judge: Judge, qid: str, question: str, answers: list[tuple[AnswerRef, str]],
+          seed: int) -> CellTask:
+    """One audit cell, with the engine's request and payload format for judge stages."""
+    packet, mapping = build_packet(qid, question, answers, seed)
+
+    async def call(attempt_no: int, call_seed: int) -> CellResult:
+        verdict = await judge.judge(packet, call_seed)
+        labels = to_pair_labels(qid, verdict, mapping, judge.name)
+        return CellResult(payload={"labels": [
+            {"a": [x.a.state, x.a.repeat], "b": [x.b.state, x.b.repeat], "same": x.same}
+            for x in labels]})
+
+    request: dict[str, Any] = {"question_id": qid, "judge": judge.spec(),
+                               "packet": sha256_json([packet.labels, packet.answers])}
+    return CellTask(cell_key=qid, request=request, call=call)
+
+
+def labels_of_stage(ledger: Ledger, judge_name: str, stage: str | None = None
+                    ) -> list[PairLabel]:
+    """The pair labels accepted under ``stage`` (default ``judge:<judge_name>``)."""
+    out: list[PairLabel] = []
+    for cell in ledger.cells(stage or f"judge:{judge_name}"):
+        for item in cell.payload["labels"]:
+            out.append(PairLabel(cell.cell_key, AnswerRef(*item["a"]), AnswerRef(*item["b"]),
+                                 bool(item["same"]), judge_name))
+    return out
+
+
+def _d_hat(answers: Sequence[AnswerRow], labels: Sequence[PairLabel], judge: str,
+           qids: set[str], old: str, new: str) -> float | None:
+    rows = [r for r in answers if r.question_id in qids]
+    try:
+        grid = AnswerGrid.from_rows(rows)
+        return 100 * per_question(grid, SemanticKernel(labels, judge), old, new).d_hat
+    except InputError:
+        return None
+
+
+async def run_judge_audit(
+    ledger: Ledger,
+    answers: Sequence[AnswerRow],
+    primary_labels: Sequence[PairLabel],
+    questions: Mapping[str, str],
+    judge: Judge,
+    plan: AuditPlan,
+    policy: RetryPolicy,
+    progress: Progress,
+) -> JudgeAgreement:
+    """Label the sample with ``judge``, store it in the ledger, and compare it to the primary."""
+    if judge.name == plan.primary:
+        raise ConfigError(f"the audit judge needs a name other than {plan.primary!r}")
+    grid = AnswerGrid.from_rows(answers)
+    primary = [lab for lab in primary_labels if lab.judge == plan.primary]
+    by_q: dict[str, list[PairLabel]] = {}
+    for lab in primary:
+        by_q.setdefault(lab.question_id, []).append(lab)
+    sample = audit_sample(sorted(by_q), plan.sample, plan.seed)
+    tasks = [_task(judge, qid, questions[qid], _packet_answers(qid, by_q[qid], grid), plan.seed)
+             for qid in sample]
+    await run_cells(ledger, f"judge:{judge.name}", tasks, policy, progress)
+    second = [lab for lab in labels_of_stage(ledger, judge.name) if lab.question_id in sample]
+    chosen = set(sample)
+    both = [lab for lab in primary if lab.question_id in chosen] + second
+    d_hat = {name: _d_hat(answers, both, name, chosen, plan.old, plan.new)
+             for name in (plan.primary, judge.name)}
+    result = agreement(both, plan.primary, judge.name, d_hat, plan.draws, plan.seed)
+    if result is None:
+        raise InputError("the audit sample has no pair labelled by both judges")
+    return result

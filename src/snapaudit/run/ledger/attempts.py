@@ -1,0 +1,112 @@
+"""The attempts table: one row per external call, committed durably before the call."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from snapaudit.errors import IntegrityError
+from snapaudit.hashing import canonical_json
+from snapaudit.run.ledger.schema import OUTCOMES, AttemptRow
+from snapaudit.run.ledger.store import LedgerStore
+
+
+class AttemptTable(LedgerStore):
+    """Writes and reads of ``attempts``; the outcome of an attempt is written once."""
+
+    def begin_attempt(self, stage: str, cell_key: str, request_hash: str) -> int:
+        """Record and durably commit an attempt before its external call; returns its id."""
+        return self._in_tx(lambda: self.begin_attempt_op(stage, cell_key, request_hash))
+
+    def begin_attempt_op(self, stage: str, cell_key: str, request_hash: str) -> int:
+        """The body of :meth:`begin_attempt`, for use inside :meth:`run_batch`."""
+        if self._accepted_exists(stage, cell_key):
+            raise IntegrityError(f"{stage} cell {cell_key} is already accepted")
+        row = self._db.execute(
+            "SELECT COALESCE(MAX(attempt_no), 0) FROM attempts WHERE stage=? AND cell_key=?",
+            (stage, cell_key),
+        ).fetchone()
+        cur = self._db.execute(
+            "INSERT INTO attempts (stage, cell_key, attempt_no, request_hash, started_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (stage, cell_key, int(row[0]) + 1, request_hash, time.time()),
+        )
+        assert cur.lastrowid is not None
+        return cur.lastrowid
+
+    def attempt_no(self, attempt_id: int) -> int:
+        row = self._db.execute("SELECT attempt_no FROM attempts WHERE id=?", (attempt_id,))
+        return int(row.fetchone()[0])
+
+    def finish_attempt(
+        self,
+        attempt_id: int,
+        outcome: str,
+        *,
+        payload: dict[str, Any] | None = None,
+        reason: str | None = None,
+        error: str | None = None,
+        usage: dict[str, int] | None = None,
+        latency_s: float | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """Write an attempt's outcome (once)."""
+        self._in_tx(lambda: self.finish_attempt_op(
+            attempt_id, outcome, payload=payload, reason=reason, error=error, usage=usage,
+            latency_s=latency_s, meta=meta))
+
+    def finish_attempt_op(
+        self,
+        attempt_id: int,
+        outcome: str,
+        *,
+        payload: dict[str, Any] | None = None,
+        reason: str | None = None,
+        error: str | None = None,
+        usage: dict[str, int] | None = None,
+        latency_s: float | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        if outcome not in OUTCOMES:
+            raise ValueError(f"unknown outcome {outcome!r}")
+        self._db.execute(
+            "UPDATE attempts SET finished_at=?, outcome=?, reason=?, error=?, payload=?, "
+            "usage=?, latency_s=?, meta=? WHERE id=?",
+            (time.time(), outcome, reason, error,
+             None if payload is None else canonical_json(payload),
+             canonical_json(usage or {}), latency_s,
+             None if meta is None else canonical_json(meta), attempt_id),
+        )
+
+    def interrupt_unfinished(self) -> int:
+        """Mark attempts left without an outcome by a killed run as ``interrupted``."""
+        cur = self._tx(
+            "UPDATE attempts SET outcome='interrupted', finished_at=? WHERE outcome IS NULL",
+            (time.time(),),
+        )
+        return cur.rowcount
+
+    def attempts(self, stage: str | None = None) -> list[AttemptRow]:
+        sql = ("SELECT id, stage, cell_key, attempt_no, request_hash, outcome, reason, latency_s "
+               "FROM attempts")
+        params: tuple[Any, ...] = ()
+        if stage is not None:
+            sql += " WHERE stage=?"
+            params = (stage,)
+        return [AttemptRow(*r) for r in self._db.execute(sql + " ORDER BY id", params)]
+
+    def outcome_counts(self) -> dict[str, dict[str, int]]:
+        """stage -> outcome (``pending`` for none yet) -> number of attempts."""
+        out: dict[str, dict[str, int]] = {}
+        for stage, outcome, n in self._db.execute(
+            "SELECT stage, COALESCE(outcome, 'pending'), COUNT(*) FROM attempts "
+            "GROUP BY 1, 2 ORDER BY 1, 2"
+        ):
+            out.setdefault(stage, {})[outcome] = int(n)
+        return out
+
+    def _accepted_exists(self, stage: str, cell_key: str) -> bool:
+        row = self._db.execute(
+            "SELECT 1 FROM cells WHERE stage=? AND cell_key=?", (stage, cell_key)
+        ).fetchone()
+        return row is not None

@@ -1,0 +1,188 @@
+"""Lock records and the lock chain.
+
+A lock closes one stage (``retrieval``, ``answer``, ``semantic``, ``gold``). It stores
+``depends`` (hashes of everything the stage depended on: protocol, cohort manifest, system
+specs, code version, bootstrap stream), ``content`` (hashes of the ledger content it closes,
+plus stage extras such as the gold file hash) and ``prev_hash``, the hash of the previous
+lock. The record hash is the SHA-256 of the record's canonical JSON, so editing any earlier
+row or lock breaks every later lock. :func:`verify_chain` is a pure function over stored
+records and freshly computed hashes, reused by the artifact verifier.
+
+The second half binds a run directory: the protocol, ``protocol.resolved.toml`` and
+``cohort.json`` are checked against what the ledger recorded when the run began.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from snapaudit._model import Frozen
+from snapaudit.errors import IntegrityError, ProtocolMismatchError
+from snapaudit.hashing import canonical_json, sha256_file, sha256_json
+from snapaudit.run import cohort
+from snapaudit.run.ledger import Ledger
+from snapaudit.run.protocol import (
+    Protocol,
+    bound_fields,
+    changed_fields,
+    load_protocol,
+    protocol_hash,
+    to_toml,
+)
+from snapaudit.run.rundir import LEDGER_NAME, RunDir
+
+__all__ = ["LEDGER_NAME", "LockRecord", "content_now", "initialize_run", "make_lock",
+           "verify_chain", "verify_run_files"]
+
+LockStage = Literal["retrieval", "answer", "semantic", "gold"]
+STAGE_ORDER: tuple[str, ...] = ("retrieval", "answer", "semantic", "gold")
+
+
+class LockRecord(Frozen):
+    schema_version: Literal[1] = 1
+    seq: int
+    stage: LockStage
+    depends: dict[str, str]
+    content: dict[str, str]
+    prev_hash: str | None
+
+
+def record_hash(record: LockRecord) -> str:
+    return sha256_json(record.model_dump(mode="json"))
+
+
+def make_lock(
+    stage: LockStage,
+    depends: Mapping[str, str],
+    content: Mapping[str, str],
+    chain: Sequence[LockRecord],
+) -> tuple[LockRecord, str]:
+    """The next lock of ``chain`` and its hash."""
+    if any(r.stage == stage for r in chain):
+        raise IntegrityError(f"stage {stage} is already locked")
+    prev = record_hash(chain[-1]) if chain else None
+    record = LockRecord(seq=len(chain) + 1, stage=stage, depends=dict(depends),
+                        content=dict(content), prev_hash=prev)
+    return record, record_hash(record)
+
+
+def _diff(kind: str, stage: str, stored: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
+    keys = sorted(k for k in set(stored) | set(now) if stored.get(k) != now.get(k))
+    return [f"{stage} lock: {kind} '{k}' changed" for k in keys]
+
+
+def verify_chain(
+    stored: Sequence[tuple[Mapping[str, Any], str]],
+    content: Mapping[str, Mapping[str, str]] | None = None,
+    depends: Mapping[str, str] | None = None,
+) -> list[LockRecord]:
+    """Check a chain of ``(record dict, stored hash)`` pairs; return the parsed records.
+
+    Checks each record parses, its hash matches the stored hash, ``seq`` counts 1, 2, ...,
+    ``prev_hash`` equals the previous record's hash, stages are in order, and, when given,
+    that each lock's ``content`` equals ``content[stage]`` (recomputed from the ledger) and
+    its ``depends`` equals ``depends``. Raises IntegrityError listing every problem.
+    """
+    problems: list[str] = []
+    records: list[LockRecord] = []
+    prev: str | None = None
+    last_order = -1
+    for index, (raw, stored_hash) in enumerate(stored, start=1):
+        try:
+            rec = LockRecord.model_validate(dict(raw))
+        except ValidationError as exc:
+            problems.append(f"lock #{index} is malformed: {exc.errors()[0]['msg']}")
+            break
+        name = rec.stage
+        actual = record_hash(rec)
+        if actual != stored_hash:
+            problems.append(f"{name} lock: record does not match its stored hash")
+        if rec.seq != index:
+            problems.append(f"{name} lock: sequence number {rec.seq}, expected {index}")
+        if rec.prev_hash != prev:
+            problems.append(f"{name} lock: chain broken (previous lock hash differs)")
+        order = STAGE_ORDER.index(name)
+        if order <= last_order:
+            problems.append(f"{name} lock: out of stage order")
+        last_order = order
+        if content is not None and name in content:
+            problems += _diff("ledger content", name, rec.content, content[name])
+        if depends is not None:
+            problems += _diff("dependency", name, rec.depends, depends)
+        records.append(rec)
+        prev = actual
+    if problems:
+        raise IntegrityError("integrity check failed:\n  " + "\n  ".join(problems))
+    return records
+
+
+# ---------------------------------------------------------------- binding of a run directory
+
+
+def code_version() -> str:
+    try:
+        return f"snapaudit {version('snapaudit')}"
+    except PackageNotFoundError:  # pragma: no cover - source checkout without install
+        return "snapaudit unknown"
+
+
+def write_resolved(rd: RunDir, protocol: Protocol) -> None:
+    """Write ``protocol.resolved.toml`` atomically (a kill never leaves half a file)."""
+    tmp = rd.protocol_path.with_suffix(".toml.tmp")
+    tmp.write_text(to_toml(protocol), encoding="utf-8")
+    tmp.replace(rd.protocol_path)
+
+
+def initialize_run(protocol: Protocol, rd: RunDir, manifest: dict[str, Any],
+                   base_dir: Path) -> None:
+    rd.path.mkdir(parents=True, exist_ok=True)
+    cohort_hash = cohort.write_manifest(rd.cohort_path, manifest)
+    write_resolved(rd, protocol)
+    ledger = rd.ledger()
+    ledger.set_meta("protocol_bound", canonical_json(bound_fields(protocol)))
+    ledger.set_meta("cohort_sha256", cohort_hash)
+    ledger.set_meta("base_dir", str(base_dir.resolve()))
+    ledger.set_meta("protocol_sha256", protocol_hash(protocol))
+
+
+def verify_run_files(rd: RunDir, protocol: Protocol | None = None) -> None:
+    """Protocol (given and resolved file) and cohort manifest against the ledger's record."""
+    ledger = rd.ledger()
+    stored_hash = ledger.get_meta("protocol_sha256")
+    stored = json.loads(ledger.get_meta("protocol_bound") or "{}")
+    cohort_hash = ledger.get_meta("cohort_sha256")
+    if sha256_json(stored) != stored_hash:
+        raise IntegrityError("ledger meta: the recorded protocol does not match its hash")
+    if protocol is not None and protocol_hash(protocol) != stored_hash:
+        raise ProtocolMismatchError(changed_fields(stored, bound_fields(protocol)))
+    try:
+        on_disk = load_protocol(rd.protocol_path)
+    except Exception as exc:
+        raise IntegrityError(f"protocol.resolved.toml changed: {exc}") from None
+    if protocol_hash(on_disk) != stored_hash:
+        fields = ", ".join(changed_fields(stored, bound_fields(on_disk)))
+        raise IntegrityError(f"protocol.resolved.toml changed after the run began: {fields}")
+    manifest = rd.cohort_path
+    if not manifest.exists() or sha256_file(manifest) != cohort_hash:
+        raise IntegrityError("cohort.json changed since the run began")
+    if protocol is not None:
+        write_resolved(rd, protocol)  # [run] knobs may differ
+
+
+def content_now(ledger: Ledger, protocol: Protocol, base: Path) -> dict[str, dict[str, str]]:
+    """What each lock's ``content`` must equal now, recomputed from the ledger and files."""
+    semantic = {"judge_kind": protocol.judge.kind,
+                **ledger.content_hashes(f"judge:{protocol.judge.name}")}
+    gold_path = cohort.resolve(protocol.gold.path, base)
+    gold = {"gold_sha256": sha256_file(gold_path) if gold_path.exists() else "missing"}
+    return {"retrieval": ledger.content_hashes("retrieval"),
+            "answer": ledger.content_hashes("answer"),
+            "semantic": semantic, "gold": gold}
+
+

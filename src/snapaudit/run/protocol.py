@@ -1,0 +1,271 @@
+"""The protocol file: typed models, ``--set`` overrides, the resolved TOML and the hash split.
+
+Every field except the ``[run]`` section shapes outputs and is bound into the protocol
+hash; ``[run]`` holds operational knobs (concurrency, rate limit, timeouts, retries, log
+level) that may change when a run is resumed. Every key is documented in docs/protocol.md.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, model_validator
+
+from snapaudit._model import Frozen
+from snapaudit.errors import ProtocolError
+from snapaudit.hashing import sha256_json
+from snapaudit.judge.config import JudgeConfig
+from snapaudit.stats.gate import GateConfig
+from snapaudit.systems.config import AuthConfig, HttpSystemConfig, RunConfig
+from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.retrieval.config import TestbedConfig
+
+__all__ = ["AuthConfig", "HttpSystemConfig", "Protocol", "RunConfig", "load_protocol",
+           "protocol_hash"]
+
+SCHEMA_VERSION = 1
+_STATE_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+class StatesConfig(Frozen):
+    order: list[str] = Field(min_length=2)
+    old: str
+    new: str
+
+    @model_validator(mode="after")
+    def _check(self) -> StatesConfig:
+        if len(set(self.order)) != len(self.order):
+            raise ValueError("states.order has duplicate states")
+        for s in self.order:
+            if not _STATE_RE.match(s):
+                raise ValueError(f"state name {s!r} may only use letters, digits, '_', '.', '-'")
+        for key in ("old", "new"):
+            if getattr(self, key) not in self.order:
+                raise ValueError(f"states.{key} = {getattr(self, key)!r} is not in states.order")
+        if self.old == self.new:
+            raise ValueError("states.old and states.new must differ")
+        return self
+
+
+class DesignConfig(Frozen):
+    repeats: int = Field(default=2, ge=2)
+    seed: int = 0
+
+
+class CohortConfig(Frozen):
+    source: Literal["nq-open", "triviaqa-dpr", "jsonl", "csv"]
+    path: str
+    size: int = Field(ge=1)
+    seed: int = 0
+    exclude: str | None = None
+    id_field: str = "id"
+    question_field: str = "question"
+
+
+class GoldConfig(Frozen):
+    path: str
+    # nq-open / triviaqa-dpr: the benchmark file itself (ids as in [cohort]);
+    # jsonl: the interchange gold table {"question_id", "answers"}.
+    format: Literal["nq-open", "triviaqa-dpr", "jsonl"] = "jsonl"
+    benchmark: Literal["nq", "triviaqa"] = "nq"
+
+
+class SystemKind(Frozen):
+    kind: Literal["http", "testbed"] = "http"
+
+
+class BootstrapConfig(Frozen):
+    draws: int = Field(default=50_000, ge=100)
+    seed: int = 0
+
+
+class Protocol(Frozen):
+    schema_version: Literal[1] = 1
+    name: str
+    states: StatesConfig
+    design: DesignConfig = DesignConfig()
+    cohort: CohortConfig
+    gold: GoldConfig
+    system: SystemKind = SystemKind()
+    systems: dict[str, HttpSystemConfig] = Field(default_factory=dict)
+    testbed: TestbedConfig | None = None
+    generator: GeneratorConfig | None = None
+    judge: JudgeConfig = JudgeConfig()
+    gate: GateConfig = GateConfig()
+    bootstrap: BootstrapConfig = BootstrapConfig()
+    run: RunConfig = RunConfig()
+
+    @model_validator(mode="after")
+    def _check_systems(self) -> Protocol:
+        states = self.states.order
+        if self.system.kind == "http":
+            missing = [s for s in states if s not in self.systems]
+            if missing:
+                raise ValueError(f"system.kind = 'http' needs [systems.<state>] for {missing}")
+            extra = [s for s in self.systems if s not in states]
+            if extra:
+                raise ValueError(f"[systems.*] names states not in states.order: {extra}")
+        else:
+            if self.testbed is None:
+                raise ValueError("system.kind = 'testbed' needs a [testbed] section")
+            if self.systems:
+                raise ValueError("[systems.*] is only for system.kind = 'http'")
+            missing = [s for s in states if s not in self.testbed.states]
+            if missing:
+                raise ValueError(f"testbed.states lacks states of states.order: {missing}")
+        if self.judge.kind == "labels" and not self.judge.labels_path:
+            raise ValueError("judge.kind = 'labels' needs judge.labels_path")
+        if self.judge.kind == "llm" and self.judge.generator is None:
+            raise ValueError("judge.kind = 'llm' needs [judge.generator]")
+        return self
+
+
+# ---------------------------------------------------------------- loading
+
+
+def _parse_value(raw: str) -> Any:
+    """A ``--set`` value as TOML (``3``, ``true``, ``"x"``, ``[1, 2]``); a bare word is a string."""
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
+    """Apply ``dotted.key=value`` overrides to raw protocol data (a new dict)."""
+    import copy
+
+    out = copy.deepcopy(data)
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ProtocolError(f"--set {item!r}: expected dotted.key=value")
+        parts = key.split(".")
+        node = out
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ProtocolError(f"--set {key}: {part!r} is not a table")
+            node = child
+        node[parts[-1]] = _parse_value(raw.strip())
+    return out
+
+
+def _format_errors(exc: ValidationError, source: str) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "extra_forbidden":
+            lines.append(f"unknown key '{loc}'")
+        elif err["type"] == "missing":
+            lines.append(f"missing required key '{loc}'")
+        else:
+            where = f"'{loc}': " if loc else ""
+            lines.append(f"{where}{err['msg']}")
+    return f"{source}: invalid protocol:\n  " + "\n  ".join(lines)
+
+
+def parse_protocol(data: Mapping[str, Any], source: str = "protocol") -> Protocol:
+    try:
+        return Protocol.model_validate(dict(data))
+    except ValidationError as exc:
+        raise ProtocolError(_format_errors(exc, source)) from None
+
+
+def load_protocol(path: str | Path, overrides: Sequence[str] = ()) -> Protocol:
+    """Read, override and validate a protocol TOML file; ProtocolError on any problem."""
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ProtocolError(f"{p}: protocol file not found") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ProtocolError(f"{p}: not valid TOML: {exc}") from None
+    return parse_protocol(apply_overrides(data, overrides), str(p))
+
+
+# ---------------------------------------------------------------- hashing
+
+
+def bound_fields(protocol: Protocol) -> dict[str, Any]:
+    """Everything that shapes outputs (all but ``[run]``), as plain JSON data."""
+    data: dict[str, Any] = protocol.model_dump(mode="json", exclude={"run"})
+    return data
+
+
+def protocol_hash(protocol: Protocol) -> str:
+    return sha256_json(bound_fields(protocol))
+
+
+def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
+    if isinstance(value, dict) and value:
+        for k, v in value.items():
+            _flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
+    else:
+        out[prefix] = value
+
+
+def changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """Dotted keys whose values differ between two bound-field dicts."""
+    a: dict[str, Any] = {}
+    b: dict[str, Any] = {}
+    _flatten(dict(old), "", a)
+    _flatten(dict(new), "", b)
+    return sorted(k for k in set(a) | set(b) if a.get(k, _MISSING) != b.get(k, _MISSING))
+
+
+_MISSING = object()
+
+
+# ---------------------------------------------------------------- writing TOML
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _key(k: str) -> str:
+    return k if _BARE_KEY.match(k) else _str(k)
+
+
+def _str(s: str) -> str:
+    out = s.replace("\\", "\\\\").replace('"', '\\"')
+    for ch, esc in (("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t")):
+        out = out.replace(ch, esc)
+    out = "".join(c if ord(c) >= 0x20 and c != "\x7f" else f"\\u{ord(c):04x}" for c in out)
+    return f'"{out}"'
+
+
+def _val(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v)
+    if isinstance(v, str):
+        return _str(v)
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_val(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_key(k)} = {_val(x)}" for k, x in v.items()) + "}"
+    raise TypeError(f"cannot write {type(v).__name__} to TOML")
+
+
+def _table(data: Mapping[str, Any], path: list[str], lines: list[str]) -> None:
+    scalars = [(k, v) for k, v in data.items() if v is not None and not isinstance(v, dict)]
+    tables = [(k, v) for k, v in data.items() if isinstance(v, dict)]
+    if path and (scalars or not tables):
+        lines.append("")
+        lines.append("[" + ".".join(_key(p) for p in path) + "]")
+    lines.extend(f"{_key(k)} = {_val(v)}" for k, v in scalars)
+    for k, v in tables:
+        _table(v, [*path, k], lines)
+
+
+def to_toml(protocol: Protocol) -> str:
+    """The resolved protocol as TOML (None fields omitted); it parses back to the same model."""
+    lines: list[str] = ["# resolved protocol written by snapaudit; do not edit"]
+    _table(protocol.model_dump(mode="json", exclude_none=True), [], lines)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,241 @@
+"""Run the cells of one stage: durable attempt, call, outcome, retry with backoff.
+
+For each cell not yet accepted, in the order given (the schedule order): acquire a slot
+(bounded concurrency), take a rate-limit token, commit an attempt row, make the call, then
+either accept the payload (attempt and cell in one transaction) or record the
+transport-invalid outcome and retry after ``min(backoff_max, base * 2**(n-1))`` seconds, or
+the server's ``Retry-After`` when that is longer. Cells still failing after
+``max_attempts`` attempts in this invocation are raised together as
+:class:`RetriesExhaustedError` once every other cell has finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from snapaudit.errors import RetriesExhaustedError, TransportInvalid
+from snapaudit.hashing import sha256_json
+from snapaudit.progress import Progress
+from snapaudit.run.ledger import Ledger
+from snapaudit.run.schedule import derive_seed
+from snapaudit.systems.transport import TokenBucket
+
+
+@dataclass(frozen=True, slots=True)
+class CellResult:
+    """What one successful call returns: the payload to accept, usage and latency."""
+
+    payload: dict[str, Any]
+    usage: dict[str, int] = field(default_factory=dict)
+    latency_s: float | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CellTask:
+    """One cell: its key, its secret-free request (hashed into the attempt row), and the call.
+
+    ``call(attempt_no, seed)`` makes exactly one attempt and raises TransportInvalid on a
+    retryable failure.
+    """
+
+    cell_key: str
+    request: dict[str, Any]
+    call: Callable[[int, int], Awaitable[CellResult]]
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    concurrency: int = 16
+    rate_limit_per_s: float | None = None
+    max_attempts: int = 5
+    backoff_base_s: float = 0.5
+    backoff_max_s: float = 30.0
+    design_seed: int = 0
+
+    def backoff(self, failures: int, retry_after: float | None) -> float:
+        delay = min(self.backoff_max_s, self.backoff_base_s * 2.0 ** (failures - 1))
+        return max(delay, retry_after or 0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class StageSummary:
+    stage: str
+    planned: int
+    already_accepted: int
+    accepted_now: int
+    attempts: int
+    invalid: int
+
+
+class GroupCommitter:
+    """Ledger writes from many coroutines, committed in groups off the event loop.
+
+    Each write is queued and awaited; a single flusher runs everything queued so far in one
+    transaction (one fsync) in a worker thread, so at high concurrency the cost of a durable
+    commit is shared by every cell waiting on it. A write returns only after its group is
+    committed, so an attempt row is still durable before its call is made.
+    """
+
+    def __init__(self, ledger: Ledger):
+        self.ledger = ledger
+        self._pending: list[tuple[Callable[[Ledger], Any], asyncio.Future[Any]]] = []
+        self._wake = asyncio.Event()
+        self._task = asyncio.create_task(self._flush_forever())
+
+    async def call(self, op: Callable[[Ledger], Any]) -> Any:
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending.append((op, fut))
+        self._wake.set()
+        return await fut
+
+    async def _flush_forever(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            batch, self._pending = self._pending, []
+            if not batch:
+                continue
+            try:
+                results = await asyncio.to_thread(self.ledger.run_batch, [op for op, _ in batch])
+            except BaseException as exc:
+                for _, fut in batch:
+                    if not fut.done():
+                        fut.set_exception(exc)
+                if isinstance(exc, asyncio.CancelledError):
+                    raise
+                continue
+            for (_, fut), result in zip(batch, results, strict=True):
+                if fut.done():
+                    continue
+                if isinstance(result, BaseException):
+                    fut.set_exception(result)
+                else:
+                    fut.set_result(result)
+
+    async def aclose(self) -> None:
+        while self._pending:
+            await asyncio.sleep(0)
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+
+async def run_cells(
+    ledger: Ledger,
+    stage: str,
+    tasks: Sequence[CellTask],
+    policy: RetryPolicy,
+    progress: Progress,
+) -> StageSummary:
+    """Drive every not-yet-accepted task of ``stage`` to acceptance (see module doc)."""
+    done = ledger.accepted_keys(stage)
+    todo = [t for t in tasks if t.cell_key not in done]
+    progress.stage(stage, total=len(tasks))
+    if len(tasks) > len(todo):
+        progress.advance(len(tasks) - len(todo))
+    sem = asyncio.Semaphore(policy.concurrency)
+    bucket = TokenBucket(policy.rate_limit_per_s)
+    counts = {"attempts": 0, "invalid": 0, "accepted": 0}
+    exhausted: list[str] = []
+
+    failed: list[BaseException] = []
+    writer = GroupCommitter(ledger)
+
+    async def one(task: CellTask) -> None:
+        try:
+            ok = await _drive(writer, stage, task, policy, bucket, sem, counts)
+        except BaseException as exc:
+            failed.append(exc)
+            raise
+        finally:
+            sem.release()
+        if ok:
+            progress.advance(1)
+        else:
+            exhausted.append(task.cell_key)
+
+    running: list[asyncio.Task[None]] = []
+    try:
+        for task in todo:  # dispatch in schedule order
+            await sem.acquire()
+            if failed:
+                sem.release()
+                break
+            t = asyncio.create_task(one(task))
+            running.append(t)
+        results = await asyncio.gather(*running, return_exceptions=True)
+        for r in results:
+            if isinstance(r, BaseException):
+                raise r
+    finally:
+        for t in running:
+            t.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        await writer.aclose()
+    if exhausted:
+        order = {t.cell_key: i for i, t in enumerate(tasks)}
+        raise RetriesExhaustedError(stage, sorted(exhausted, key=order.__getitem__))
+    return StageSummary(stage, len(tasks), len(tasks) - len(todo), counts["accepted"],
+                        counts["attempts"], counts["invalid"])
+
+
+async def _drive(
+    writer: GroupCommitter,
+    stage: str,
+    task: CellTask,
+    policy: RetryPolicy,
+    bucket: TokenBucket,
+    sem: asyncio.Semaphore,
+    counts: dict[str, int],
+) -> bool:
+    """Attempts for one cell (holding a slot except while backing off); True once accepted."""
+    request_hash = sha256_json(task.request)
+    retry_after: float | None = None
+    key = task.cell_key
+    for failures in range(policy.max_attempts):
+        if failures:
+            sem.release()
+            await asyncio.sleep(policy.backoff(failures, retry_after))
+            await sem.acquire()
+        await bucket.acquire()
+        attempt_id, attempt_no = await writer.call(
+            partial(_begin, stage=stage, key=key, request_hash=request_hash))
+        seed = derive_seed(policy.design_seed, stage, key, attempt_no)
+        counts["attempts"] += 1
+        start = time.monotonic()
+        try:
+            result = await task.call(attempt_no, seed)
+        except TransportInvalid as exc:
+            counts["invalid"] += 1
+            await writer.call(partial(
+                Ledger.finish_attempt_op, attempt_id=attempt_id, outcome="transport_invalid",
+                reason=exc.reason, error=exc.detail[:500] or None,
+                latency_s=time.monotonic() - start))
+            retry_after = exc.retry_after
+            continue
+        except Exception as exc:
+            await writer.call(partial(
+                Ledger.finish_attempt_op, attempt_id=attempt_id, outcome="error",
+                reason=type(exc).__name__, error=str(exc)[:500],
+                latency_s=time.monotonic() - start))
+            raise
+        latency = result.latency_s if result.latency_s is not None else time.monotonic() - start
+        await writer.call(partial(
+            Ledger.finish_and_accept_op, stage=stage, cell_key=key, attempt_id=attempt_id,
+            payload=result.payload, usage=result.usage, latency_s=latency,
+            meta=result.meta or None))
+        counts["accepted"] += 1
+        return True
+    return False
+
+
+def _begin(ledger: Ledger, stage: str, key: str, request_hash: str) -> tuple[int, int]:
+    attempt_id = ledger.begin_attempt_op(stage, key, request_hash)
+    return attempt_id, ledger.attempt_no(attempt_id)

@@ -1,0 +1,121 @@
+"""The semantic-lock stage: pair labels from a file or a blind judge, one cell per question.
+
+Packets hold the answers of the judge's scope (every state, or the endpoints); the stage
+ends in the semantic lock over the judge's ledger content. ``pair_labels`` reads back the
+labels of every judge that labelled this run (the protocol's judge, then judge audits).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+from typing import TYPE_CHECKING, Any
+
+from snapaudit.errors import InputError
+from snapaudit.hashing import sha256_file, sha256_json
+from snapaudit.run import cohort
+from snapaudit.run.runner import CellResult, CellTask, run_cells
+from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
+
+if TYPE_CHECKING:
+    from snapaudit.run.context import RunContext as Run
+
+
+async def semantic_stage(run: Run, answers: Sequence[AnswerRow]) -> None:
+    cfg = run.protocol.judge
+    if cfg.kind == "labels":
+        _import_labels(run, answers)
+    elif cfg.kind in ("llm", "rule"):
+        await _judge_questions(run, answers)
+    semantic = {"judge_kind": cfg.kind, **run.ledger.content_hashes(run.judge_stage)}
+    run.lock("semantic", semantic)
+
+
+def _scope_answers(run: Run, answers: Sequence[AnswerRow]) -> dict[str, list[AnswerRow]]:
+    keep = set(run.protocol.states.order)
+    if run.protocol.judge.scope == "endpoints":
+        keep = {run.protocol.states.old, run.protocol.states.new}
+    out: dict[str, list[AnswerRow]] = {q.question_id: [] for q in run.questions}
+    for row in answers:
+        if row.state in keep:
+            out[row.question_id].append(row)
+    return out
+
+
+def _import_labels(run: Run, answers: Sequence[AnswerRow]) -> None:
+    from snapaudit.tables import read_labels
+
+    cfg = run.protocol.judge
+    path = cohort.resolve(str(cfg.labels_path), run.base_dir)
+    labels = read_labels(path, answers)
+    names = {lab.judge for lab in labels}
+    chosen = [lab for lab in labels if lab.judge == cfg.name] or (
+        labels if len(names) == 1 else [])
+    if not chosen:
+        raise InputError(f"no labels from judge {cfg.name!r} (found {sorted(names)})",
+                         path=str(path))
+    given = {(lab.question_id, *sorted((lab.a, lab.b))): lab.same for lab in chosen}
+    payloads: dict[str, dict[str, Any]] = {}
+    missing: list[str] = []
+    for qid, rows in _scope_answers(run, answers).items():
+        refs = sorted(AnswerRef(r.state, r.repeat) for r in rows)
+        items = []
+        for a, b in combinations(refs, 2):
+            same = given.get((qid, a, b))
+            if same is None:
+                missing.append(f"{qid} {a.state}/{a.repeat}-{b.state}/{b.repeat}")
+            items.append({"a": [a.state, a.repeat], "b": [b.state, b.repeat], "same": same})
+        payloads[qid] = {"labels": items}
+    if missing:
+        raise InputError(f"labels do not cover {len(missing)} pair(s), e.g. "
+                         + "; ".join(missing[:5]), path=str(path))
+    request_hash = sha256_file(path)
+    done = run.ledger.accepted_keys(run.judge_stage)
+    for qid, payload in payloads.items():
+        if qid not in done:
+            aid = run.ledger.begin_attempt(run.judge_stage, qid, request_hash)
+            run.ledger.finish_and_accept(run.judge_stage, qid, aid, payload)
+
+
+async def _judge_questions(run: Run, answers: Sequence[AnswerRow]) -> None:
+    from snapaudit.judge.packets import build_packet, to_pair_labels
+    from snapaudit.judge.registry import build_judge
+
+    judge = build_judge(run.protocol.judge)
+    text = {q.question_id: q.question for q in run.questions}
+    tasks = []
+    for qid, rows in _scope_answers(run, answers).items():
+        packet, mapping = build_packet(qid, text[qid], [
+            (AnswerRef(r.state, r.repeat), r.answer) for r in rows], run.protocol.design.seed)
+
+        def make(packet: Any = packet, mapping: Any = mapping, qid: str = qid) -> Any:
+            async def call(attempt: int, seed: int) -> CellResult:
+                verdict = await judge.judge(packet, seed)
+                labels = to_pair_labels(qid, verdict, mapping, run.protocol.judge.name)
+                return CellResult({"labels": [
+                    {"a": [x.a.state, x.a.repeat], "b": [x.b.state, x.b.repeat],
+                     "same": x.same} for x in labels]})
+            return call
+
+        tasks.append(CellTask(qid, {"question_id": qid, "judge": judge.spec(),
+                                    "packet": sha256_json([packet.labels, packet.answers])},
+                              make()))
+    try:
+        await run_cells(run.ledger, run.judge_stage, tasks, run.policy(), run.progress)
+    finally:
+        await judge.aclose()
+
+
+def pair_labels(run: Run) -> list[PairLabel]:
+    """Accepted pair labels from the ledger: the protocol's judge first, then every other
+    judge that labelled this run's answers (``judge-audit`` stages ``judge:<name>``)."""
+    others = sorted(s for s in run.ledger.stages()
+                    if s.startswith("judge:") and s != run.judge_stage)
+    out = []
+    for stage in [run.judge_stage, *others]:
+        name = stage.removeprefix("judge:")
+        for cell in run.ledger.cells(stage):
+            for item in cell.payload["labels"]:
+                out.append(PairLabel(cell.cell_key, AnswerRef(*item["a"]),
+                                     AnswerRef(*item["b"]), bool(item["same"]), name))
+    return out

@@ -1,0 +1,117 @@
+"""``snapaudit status DIR``: stage progress, attempts by outcome and locks, after a full
+integrity check of the run directory (protocol, cohort manifest, ledger content, lock chain).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from snapaudit.errors import ConfigError, IntegrityError
+from snapaudit.run.locks import content_now, verify_chain, verify_run_files
+from snapaudit.run.rundir import LEDGER_NAME, RunDir
+
+
+@dataclass(frozen=True, slots=True)
+class StageStatus:
+    stage: str
+    planned: int | None
+    accepted: int
+    attempts: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class LockInfo:
+    seq: int
+    stage: str
+    record_hash: str
+    content: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class RunStatus:
+    run_dir: Path
+    name: str
+    stages: list[StageStatus]
+    locks: list[LockInfo]
+    results: bool
+    gate_passed: bool | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_dir": str(self.run_dir), "name": self.name, "results": self.results,
+            "gate_passed": self.gate_passed,
+            "stages": [vars_of(s) for s in self.stages],
+            "locks": [vars_of(lk) for lk in self.locks],
+        }
+
+
+def vars_of(obj: Any) -> dict[str, Any]:
+    return {k: getattr(obj, k) for k in obj.__slots__}
+
+
+def run_status(run_dir: Path) -> RunStatus:
+    """Verify a run directory and summarize it; IntegrityError names anything changed."""
+    with RunDir(run_dir) as rd:
+        return _status(rd)
+
+
+def _status(rd: RunDir) -> RunStatus:
+    if not rd.has_ledger():
+        raise ConfigError(f"{rd.path} is not a run directory (no {LEDGER_NAME})")
+    verify_run_files(rd)
+    protocol = rd.load_protocol()
+    ledger = rd.ledger()
+    stored_hash = ledger.get_meta("protocol_sha256")
+    base_dir = Path(ledger.get_meta("base_dir") or ".")
+    content = content_now(ledger, protocol, base_dir)
+    records = verify_chain(ledger.locks(), content)
+    for rec in records:
+        if rec.depends.get("protocol_sha256") != stored_hash:
+            raise IntegrityError(f"{rec.stage} lock: dependency 'protocol_sha256' changed")
+    hashes = [h for _, h in ledger.locks()]
+    counts = ledger.outcome_counts()
+    questions = len(json.loads(rd.cohort_path.read_text("utf-8"))["questions"])
+    n_states = len(protocol.states.order)
+    planned = {"answer": questions * n_states * protocol.design.repeats}
+    if protocol.judge.kind != "none":
+        planned[f"judge:{protocol.judge.name}"] = questions
+    names = sorted(set(counts) | set(planned), key=_stage_order)
+    stages = [StageStatus(s, planned.get(s), len(ledger.accepted_keys(s)),
+                          counts.get(s, {})) for s in names]
+    locks = [LockInfo(r.seq, r.stage, h, r.content) for r, h in zip(records, hashes, strict=True)]
+    results_path = rd.results_path
+    gate: bool | None = None
+    if results_path.exists():
+        gate = bool(json.loads(results_path.read_text("utf-8"))["gate"]["passed"])
+    return RunStatus(rd.path, protocol.name, stages, locks, results_path.exists(), gate)
+
+
+def _stage_order(stage: str) -> tuple[int, str]:
+    order = {"retrieval": 0, "answer": 1}
+    return (order.get(stage, 2), stage)
+
+
+def format_status(status: RunStatus) -> str:
+    """Plain-text status for the terminal."""
+    lines = [f"run {status.name} in {status.run_dir}", "", "stages:"]
+    for s in status.stages:
+        planned = f"/{s.planned}" if s.planned is not None else ""
+        attempts = ", ".join(f"{k} {v}" for k, v in sorted(s.attempts.items())) or "none"
+        lines.append(f"  {s.stage:<16} accepted {s.accepted}{planned}   attempts: {attempts}")
+    lines += ["", "locks:"]
+    if not status.locks:
+        lines.append("  (none yet)")
+    for lk in status.locks:
+        lines.append(f"  {lk.seq}. {lk.stage:<10} {lk.record_hash[:16]}")
+    lines.append("")
+    if status.results:
+        verdict = "excess churn found" if status.gate_passed else "no excess churn shown"
+        lines.append(f"results.json written; gate: {verdict}")
+    else:
+        lines.append("results.json not written yet")
+    lines.append("integrity: ledger, locks, cohort manifest and protocol verified")
+    return "\n".join(lines)

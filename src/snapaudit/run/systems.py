@@ -1,0 +1,37 @@
+"""The system of each state, built from the protocol: an HTTP endpoint or the testbed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from snapaudit.errors import ConfigError
+from snapaudit.run.protocol import Protocol
+
+if TYPE_CHECKING:
+    from snapaudit.systems.base import System
+
+
+def build_system(protocol: Protocol, state: str, run_dir: Path,
+                 base_dir: Path | None = None) -> System:
+    """The system answering in ``state``: an HTTP endpoint or the built-in testbed.
+
+    A relative ``testbed.corpus`` resolves against ``base_dir`` (the protocol file's
+    folder), like every other path in a protocol.
+    """
+    if state not in protocol.states.order:
+        raise ConfigError(f"unknown state {state!r}")
+    if protocol.system.kind == "http":
+        from snapaudit.systems.http import HttpSystem
+
+        return HttpSystem(state, protocol.systems[state], protocol.run)
+    from snapaudit.testbed.generate.config import GeneratorConfig
+    from snapaudit.testbed.system import TestbedSystem
+
+    tb = protocol.testbed
+    if tb is None:
+        raise ConfigError("system.kind = 'testbed' needs a [testbed] section")
+    if tb.corpus and base_dir is not None and not Path(tb.corpus).is_absolute():
+        tb = tb.model_copy(update={"corpus": str(base_dir / tb.corpus)})
+    return TestbedSystem.from_config(tb, protocol.generator or GeneratorConfig(), state,
+                                     run_dir)

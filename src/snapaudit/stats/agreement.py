@@ -1,0 +1,90 @@
+"""Cross-judge audit: two judges' labels on the same pairs.
+
+Over the pairs both judges labelled: raw agreement (percent), Cohen's kappa
+(po - pe) / (1 - pe) with pe = pA pB + (1 - pA)(1 - pB), pX the share of 'same' labels of
+judge X, and the share of questions whose partitions match exactly (the judges agree on every
+common pair of the question). Intervals: question-cluster bootstrap (the stream of
+:func:`snapaudit.stats.bootstrap.whole_question_bootstrap` over per-question pair counts), each
+statistic computed from the resampled totals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from snapaudit.stats.bootstrap import summarize, whole_question_bootstrap
+from snapaudit.stats.kernels import SemanticKernel
+from snapaudit.tables import PairLabel
+
+
+@dataclass(frozen=True)
+class JudgeAgreement:
+    judges: tuple[str, str]
+    pairs: int
+    questions: int
+    agreement: float
+    agreement_ci95: tuple[float, float]
+    kappa: float | None
+    kappa_ci95: tuple[float, float] | None
+    partitions_identical: float
+    partitions_identical_ci95: tuple[float, float]
+    d_hat: Mapping[str, float | None]
+
+    def to_json(self) -> dict[str, object]:
+        return {"judges": list(self.judges), "pairs": self.pairs, "questions": self.questions,
+                "agreement": self.agreement, "agreement_ci95": list(self.agreement_ci95),
+                "kappa": self.kappa,
+                "kappa_ci95": list(self.kappa_ci95) if self.kappa_ci95 else None,
+                "partitions_identical": self.partitions_identical,
+                "partitions_identical_ci95": list(self.partitions_identical_ci95),
+                "d_hat": dict(self.d_hat)}
+
+
+def judges_of(labels: Sequence[PairLabel]) -> tuple[str, ...]:
+    return tuple(sorted({lab.judge for lab in labels}))
+
+
+def per_question_counts(labels: Sequence[PairLabel], a: str, b: str) -> np.ndarray:
+    """Rows (pairs, agree, same_a, same_b, identical) per question with common pairs,
+    in sorted question id order."""
+    ka, kb = SemanticKernel(labels, a).labelled(), SemanticKernel(labels, b).labelled()
+    rows: dict[str, list[int]] = {}
+    for key in sorted(set(ka) & set(kb), key=lambda k: (k[0], k[1], k[2])):
+        row = rows.setdefault(key[0], [0, 0, 0, 0])
+        row[0] += 1
+        row[1] += ka[key] == kb[key]
+        row[2] += ka[key]
+        row[3] += kb[key]
+    return np.array([[*r, int(r[0] == r[1])] for _, r in sorted(rows.items())],
+                    dtype=np.float64).reshape(-1, 5)
+
+
+def kappa_from_totals(t: np.ndarray) -> np.ndarray:
+    """Cohen's kappa from column totals (..., 5); nan where pe == 1."""
+    po, pa, pb = t[..., 1] / t[..., 0], t[..., 2] / t[..., 0], t[..., 3] / t[..., 0]
+    pe = pa * pb + (1 - pa) * (1 - pb)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k: np.ndarray = np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
+    return k
+
+
+def agreement(labels: Sequence[PairLabel], a: str, b: str, d_hat: Mapping[str, float | None],
+              draws: int, seed: int) -> JudgeAgreement | None:
+    counts = per_question_counts(labels, a, b)
+    if counts.shape[0] == 0:
+        return None
+    boot = whole_question_bootstrap(counts, draws, seed)
+    agree = 100 * boot.draws[:, 1] / boot.draws[:, 0]
+    kap = kappa_from_totals(boot.draws)
+    point_kappa = float(kappa_from_totals(boot.point))
+    kap_ok = kap[np.isfinite(kap)]
+    ident = 100 * boot.draws[:, 4]
+    return JudgeAgreement(
+        (a, b), int(counts[:, 0].sum()), counts.shape[0],
+        100 * float(boot.point[1] / boot.point[0]), summarize(0, agree).ci95,
+        point_kappa if np.isfinite(point_kappa) else None,
+        summarize(0, kap_ok).ci95 if kap_ok.size else None,
+        100 * float(boot.point[4]), summarize(0, ident).ci95, d_hat)

@@ -1,0 +1,257 @@
+"""``analyze()``: answer tables in, one typed :class:`AnalysisResult` out.
+
+Every number of the results JSON (docs/results-schema.md) is computed by the module that owns
+it; this module wires them together in a fixed order and adds nothing of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from snapaudit._model import Frozen
+from snapaudit.errors import ConfigError, InputError
+from snapaudit.stats import agreement as agreement_mod
+from snapaudit.stats.agreement import JudgeAgreement
+from snapaudit.stats.bootstrap import DEFAULT_DRAWS, whole_question_bootstrap
+from snapaudit.stats.churn import PerQuestion, per_question
+from snapaudit.stats.flips import Flips, flips
+from snapaudit.stats.gate import GateConfig, GateResult, evaluate
+from snapaudit.stats.kernels import (
+    AnswerGrid,
+    ExactKernel,
+    Kernel,
+    SemanticKernel,
+    nontransitive_triangles,
+)
+from snapaudit.stats.ladder import Ladder, ladder
+from snapaudit.stats.metrics import Utility, utility
+from snapaudit.stats.normalize import Normalizer, normalizer
+from snapaudit.stats.overlap import Overlap, has_doc_ids, overlap
+from snapaudit.stats.transitions import Transitions, transitions
+from snapaudit.tables import AnswerRow, PairLabel, validate_labels
+
+SCHEMA_VERSION = "1"
+
+
+class AnalysisConfig(Frozen):
+    """What to compare and how: old/new states, optional ladder, benchmark, bootstrap, gate."""
+
+    old: str
+    new: str
+    ladder: tuple[str, ...] | None = None
+    benchmark: Literal["nq", "triviaqa"] = "nq"
+    draws: int = Field(default=DEFAULT_DRAWS, ge=100)
+    seed: int = 0
+    gate: GateConfig = Field(default_factory=GateConfig)
+    primary_judge: str | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> AnalysisConfig:
+        if self.old == self.new:
+            raise ValueError("old and new must be different states")
+        if self.ladder is not None:
+            if len(set(self.ladder)) != len(self.ladder) or len(self.ladder) < 2:
+                raise ValueError("ladder must list at least 2 distinct states")
+            if self.old not in self.ladder or self.new not in self.ladder:
+                raise ValueError("ladder must contain the old and new states")
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class KernelStats:
+    """Within, Cross (percent), D, its lower bound and interval (pp), share of draws <= 0."""
+
+    kernel: str
+    within: float
+    cross: float
+    d_hat: float
+    lcb95: float
+    ci95: tuple[float, float]
+    p_nonpositive: float
+    judge: str | None = None
+    nontransitive_triangles: int | None = None
+    nontransitive_questions: int | None = None
+    # the judge's consistency: labelled pairs whose normalized answers are identical,
+    # and how many of them it labelled "same" (identical answers are never short-circuited)
+    identical_pairs: int | None = None
+    identical_labelled_same: int | None = None
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"within": self.within, "cross": self.cross,
+                                  "d_hat": self.d_hat, "lcb95": self.lcb95,
+                                  "ci95": list(self.ci95), "p_nonpositive": self.p_nonpositive}
+        if self.kernel == "semantic":
+            out.update(judge=self.judge, nontransitive_triangles=self.nontransitive_triangles,
+                       nontransitive_questions=self.nontransitive_questions,
+                       identical_pairs=self.identical_pairs,
+                       identical_labelled_same=self.identical_labelled_same)
+        return out
+
+
+@dataclass(frozen=True)
+class Comparison:
+    old: str
+    new: str
+    questions: int
+    repeats: int
+    states: tuple[str, ...]
+    benchmark: str
+    draws: int
+    seed: int
+
+    def to_json(self) -> dict[str, object]:
+        return {"old": self.old, "new": self.new, "questions": self.questions,
+                "repeats": self.repeats, "states": list(self.states),
+                "benchmark": self.benchmark, "draws": self.draws, "seed": self.seed}
+
+
+@dataclass(frozen=True)
+class AnalysisResult:
+    """Everything ``analyze`` computed; ``to_json()`` is the versioned results document."""
+
+    comparison: Comparison
+    kernels: Mapping[str, KernelStats]
+    gate: GateResult
+    flips: Flips
+    utility: Utility | None = None
+    transitions: Mapping[str, Transitions] | None = None
+    overlap: Overlap | None = None
+    ladder: Ladder | None = None
+    judges: JudgeAgreement | None = None
+    per_question: Mapping[str, PerQuestion] = field(default_factory=dict, repr=False)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "comparison": self.comparison.to_json(),
+            "kernels": {k: v.to_json() for k, v in self.kernels.items()},
+            "gate": self.gate.to_json(),
+            "utility": self.utility.to_json() if self.utility else None,
+            "flips": self.flips.to_json(),
+            "transitions": _transitions_json(self.transitions),
+            "overlap": self.overlap.to_json() if self.overlap else None,
+            "ladder": self.ladder.to_json() if self.ladder else None,
+            "judges": self.judges.to_json() if self.judges else None,
+        }
+
+
+def _transitions_json(t: Mapping[str, Transitions] | None) -> dict[str, object] | None:
+    if not t:
+        return None
+    primary = t.get("semantic") or t["exact"]
+    out = primary.to_json()
+    out["exact"] = t["exact"].to_json()
+    return out
+
+
+def analyze(answers: Sequence[AnswerRow], *, config: AnalysisConfig,
+            labels: Sequence[PairLabel] = (), gold: Mapping[str, Sequence[str]] | None = None
+            ) -> AnalysisResult:
+    """Audit old vs new: kernels, bootstrap, gate, then utility and diagnostics."""
+    grid = AnswerGrid.from_rows(answers)
+    grid.require_states([config.old, config.new, *(config.ladder or ())])
+    norm = normalizer(config.benchmark)
+    exact = ExactKernel(grid, norm)
+    kernels: dict[str, Kernel] = {"exact": exact}
+    judges: tuple[str, ...] = ()
+    if labels:
+        validate_labels(labels, answers)
+        judges = agreement_mod.judges_of(labels)
+        kernels["semantic"] = SemanticKernel(labels, _primary_judge(config, judges))
+    pq = {name: per_question(grid, k, config.old, config.new) for name, k in kernels.items()}
+    stats = _kernel_stats(grid, kernels, pq, config)
+    if "semantic" in stats:
+        stats["semantic"] = _with_consistency(stats["semantic"], answers, labels, norm)
+    gate = evaluate(config.gate, {k: {"d_hat": s.d_hat, "lcb95": s.lcb95}
+                                  for k, s in stats.items()})
+    main = kernels.get("semantic", exact)
+    flip = flips(main, grid, config.old, config.new, pq[main.name])
+    return AnalysisResult(
+        Comparison(config.old, config.new, grid.n, grid.repeats, grid.states, config.benchmark,
+                   config.draws, config.seed),
+        stats, gate, flip,
+        utility=(utility(grid, gold, norm, grid.states, config.old, config.new)
+                 if gold is not None else None),
+        transitions=({n: transitions(grid, gold, norm, k, config.old, config.new)
+                      for n, k in kernels.items()} if gold is not None else None),
+        overlap=(overlap(grid, config.old, config.new, flip.question_ids)
+                 if has_doc_ids(grid, config.old, config.new) else None),
+        ladder=(ladder(main, grid, config.ladder, config.old, config.new)
+                if config.ladder else None),
+        judges=_judges(grid, labels, judges, config),
+        per_question=pq)
+
+
+def _with_consistency(stats: KernelStats, answers: Sequence[AnswerRow],
+                      labels: Sequence[PairLabel], norm: Normalizer) -> KernelStats:
+    from snapaudit.stats.consistency import identical_consistency
+
+    c = identical_consistency(answers, labels, str(stats.judge), norm)
+    return replace(stats, identical_pairs=c.identical_pairs,
+                   identical_labelled_same=c.labelled_same)
+
+
+def _primary_judge(config: AnalysisConfig, judges: tuple[str, ...]) -> str:
+    if config.primary_judge is not None:
+        if config.primary_judge not in judges:
+            raise ConfigError(f"primary judge {config.primary_judge!r} has no labels; the "
+                              f"labels name {', '.join(judges)}")
+        return config.primary_judge
+    return "default" if "default" in judges else judges[0]
+
+
+def _kernel_stats(grid: AnswerGrid, kernels: Mapping[str, Kernel],
+                  pq: Mapping[str, PerQuestion], config: AnalysisConfig
+                  ) -> dict[str, KernelStats]:
+    names = list(kernels)
+    boot = whole_question_bootstrap(np.column_stack([pq[n].d for n in names]),
+                                    config.draws, config.seed)
+    out: dict[str, KernelStats] = {}
+    for col, name in enumerate(names):
+        iv = boot.summary(col, scale=100.0)
+        extra: dict[str, int | str | None] = {}
+        kernel = kernels[name]
+        if isinstance(kernel, SemanticKernel):
+            tri = [nontransitive_triangles(kernel, grid, q, (config.old, config.new))
+                   for q in grid.question_ids]
+            extra = {"judge": kernel.judge, "nontransitive_triangles": sum(tri),
+                     "nontransitive_questions": sum(1 for t in tri if t)}
+        out[name] = KernelStats(name, 100 * pq[name].within, 100 * pq[name].cross,
+                                100 * pq[name].d_hat, iv.lcb95, iv.ci95, iv.p_nonpositive,
+                                **extra)  # type: ignore[arg-type]
+    return out
+
+
+def _judges(grid: AnswerGrid, labels: Sequence[PairLabel], judges: tuple[str, ...],
+            config: AnalysisConfig) -> JudgeAgreement | None:
+    if len(judges) < 2:
+        return None
+    first = _primary_judge(config, judges)
+    second = next(j for j in judges if j != first)
+    d_hat: dict[str, float | None] = {}
+    kernels = {j: SemanticKernel(labels, j) for j in (first, second)}
+    for judge, kernel in kernels.items():
+        try:
+            d_hat[judge] = 100 * per_question(grid, kernel, config.old, config.new).d_hat
+        except InputError:
+            d_hat[judge] = None
+    common = [q for q in grid.question_ids
+              if all(_complete(k, grid, q, config.old, config.new) for k in kernels.values())]
+    if common and len(common) < grid.n:
+        sub = grid.subset(common)
+        for judge, kernel in kernels.items():
+            d = per_question(sub, kernel, config.old, config.new).d_hat
+            d_hat[f"{judge}@common"] = 100 * d
+    return agreement_mod.agreement(labels, first, second, d_hat, config.draws, config.seed)
+
+
+def _complete(kernel: SemanticKernel, grid: AnswerGrid, qid: str, old: str, new: str) -> bool:
+    """Whether the judge labelled every pair the semantic kernel needs for this question."""
+    refs = [*grid.refs(old), *grid.refs(new)]
+    have = kernel.labelled()
+    return all((qid, *sorted((a, b))) in have for i, a in enumerate(refs) for b in refs[i + 1:])

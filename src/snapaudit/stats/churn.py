@@ -1,0 +1,53 @@
+"""Within, cross and excess churn D per question and overall.
+
+For question i, old state L (answers a_1..a_r) and new state H (b_1..b_r):
+within_L = mean k(a_j, a_l) over j < l, within_H likewise, w_i = (within_L + within_H) / 2,
+c_i = mean k(a_j, b_l) over all r x r pairs, D_i = w_i - c_i. Values here are fractions;
+the results report them x 100 (percent, and percentage points for D).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from snapaudit.stats.kernels import AnswerGrid, Kernel, block, within_mean
+
+
+@dataclass(frozen=True)
+class PerQuestion:
+    """Per-question arrays in ``grid.question_ids`` order (fractions in [0, 1])."""
+
+    question_ids: tuple[str, ...]
+    w: np.ndarray
+    c: np.ndarray
+
+    @property
+    def d(self) -> np.ndarray:
+        d: np.ndarray = self.w - self.c
+        return d
+
+    @property
+    def within(self) -> float:
+        return float(self.w.mean())
+
+    @property
+    def cross(self) -> float:
+        return float(self.c.mean())
+
+    @property
+    def d_hat(self) -> float:
+        return float(self.d.mean())
+
+
+def per_question(grid: AnswerGrid, kernel: Kernel, old: str, new: str) -> PerQuestion:
+    """w_i, c_i (and D_i = w_i - c_i) of every question for one kernel."""
+    grid.require_states([old, new])
+    w = np.empty(grid.n)
+    c = np.empty(grid.n)
+    for i, qid in enumerate(grid.question_ids):
+        w[i] = (within_mean(kernel, grid, qid, old) + within_mean(kernel, grid, qid, new)) / 2
+        c[i] = block(kernel, grid, qid, old, new).mean()
+    return PerQuestion(grid.question_ids, w, c)
+

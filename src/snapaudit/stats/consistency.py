@@ -1,0 +1,45 @@
+"""How often a judge labels normalization-identical answers "same".
+
+Identical normalized answers are always sent to the judge (never short-circuited) so
+that this can be checked: a judge that calls two identical answers different is
+unreliable, and the report states the share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from snapaudit.stats.normalize import Normalizer
+from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
+
+
+@dataclass(frozen=True, slots=True)
+class IdenticalConsistency:
+    judge: str
+    identical_pairs: int
+    labelled_same: int
+
+    @property
+    def share_same(self) -> float | None:
+        return self.labelled_same / self.identical_pairs if self.identical_pairs else None
+
+    def to_json(self) -> dict[str, object]:
+        return {"judge": self.judge, "identical_pairs": self.identical_pairs,
+                "labelled_same": self.labelled_same, "share_same": self.share_same}
+
+
+def identical_consistency(answers: Sequence[AnswerRow], labels: Sequence[PairLabel],
+                          judge: str, normalize: Normalizer) -> IdenticalConsistency:
+    """Among ``judge``'s labelled pairs whose normalized answers are equal, how many are same."""
+    norm: dict[tuple[str, AnswerRef], str] = {
+        (r.question_id, AnswerRef(r.state, r.repeat)): normalize(r.answer) for r in answers}
+    pairs = same = 0
+    for lab in labels:
+        if lab.judge != judge:
+            continue
+        a, b = norm.get((lab.question_id, lab.a)), norm.get((lab.question_id, lab.b))
+        if a is not None and a == b:
+            pairs += 1
+            same += lab.same
+    return IdenticalConsistency(judge, pairs, same)

@@ -1,0 +1,114 @@
+"""Retrieval overlap between the states' first repeats, and whether flips track it.
+
+For each question: shared = |set(ids_old) & set(ids_new)| of the first repeat's ordered
+doc ids, k = the longer list's length, overlap = shared / k (1 when both lists are empty).
+Reported: mean overlap (a fraction in [0, 1]), zero-overlap rate (percent), identical-set
+count, histogram of ``shared``, mean overlap of flips vs the rest, and per histogram bin a
+two-sided Fisher exact test of flip vs rest x in bin vs not.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from snapaudit.stats.kernels import AnswerGrid
+
+
+@dataclass(frozen=True, slots=True)
+class FisherBin:
+    shared: int
+    flips_in_bin: int
+    rest_in_bin: int
+    odds_ratio: float | None
+    p_value: float
+
+    def to_json(self) -> dict[str, object]:
+        return {"shared": self.shared, "flips_in_bin": self.flips_in_bin,
+                "rest_in_bin": self.rest_in_bin, "odds_ratio": self.odds_ratio,
+                "p_value": self.p_value}
+
+
+@dataclass(frozen=True)
+class Overlap:
+    k: int
+    questions: int
+    mean: float
+    zero_rate: float
+    identical: int
+    histogram: Mapping[int, int]
+    flips_mean: float | None
+    rest_mean: float | None
+    fisher: tuple[FisherBin, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {"k": self.k, "questions": self.questions, "mean": self.mean,
+                "zero_rate": self.zero_rate, "identical": self.identical,
+                "histogram": {str(s): c for s, c in sorted(self.histogram.items())},
+                "flips_mean": self.flips_mean, "rest_mean": self.rest_mean,
+                "fisher": [f.to_json() for f in self.fisher]}
+
+
+def has_doc_ids(grid: AnswerGrid, old: str, new: str) -> bool:
+    """Whether every question carries doc ids for the first repeat of both states."""
+    return all(grid.doc_ids[(q, s)][0] is not None for q in grid.question_ids for s in (old, new))
+
+
+def shared_ids(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:
+    return len(set(a) & set(b)), max(len(a), len(b))
+
+
+def overlap(grid: AnswerGrid, old: str, new: str, flip_ids: Sequence[str]) -> Overlap:
+    flipped = set(flip_ids)
+    shared: list[int] = []
+    frac: list[float] = []
+    identical = 0
+    k_max = 0
+    for q in grid.question_ids:
+        a, b = grid.doc_ids[(q, old)][0] or (), grid.doc_ids[(q, new)][0] or ()
+        s, k = shared_ids(a, b)
+        shared.append(s)
+        frac.append(s / k if k else 1.0)
+        identical += set(a) == set(b)
+        k_max = max(k_max, k)
+    hist: dict[int, int] = {}
+    for s in shared:
+        hist[s] = hist.get(s, 0) + 1
+    is_flip = [q in flipped for q in grid.question_ids]
+    return Overlap(k_max, grid.n, sum(frac) / grid.n, 100 * sum(f == 0 for f in frac) / grid.n,
+                   identical, hist, _mean([f for f, x in zip(frac, is_flip, strict=True) if x]),
+                   _mean([f for f, x in zip(frac, is_flip, strict=True) if not x]),
+                   _fisher(shared, is_flip, sorted(hist)))
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _fisher(shared: Sequence[int], is_flip: Sequence[bool], bins: Sequence[int]
+            ) -> tuple[FisherBin, ...]:
+    n_flips = sum(is_flip)
+    n_rest = len(is_flip) - n_flips
+    out = []
+    for b in bins:
+        f_in = sum(1 for s, x in zip(shared, is_flip, strict=True) if s == b and x)
+        r_in = sum(1 for s, x in zip(shared, is_flip, strict=True) if s == b and not x)
+        odds, p = fisher_exact(f_in, n_flips - f_in, r_in, n_rest - r_in)
+        out.append(FisherBin(b, f_in, r_in, odds, p))
+    return tuple(out)
+
+
+def fisher_exact(a: int, b: int, c: int, d: int) -> tuple[float | None, float]:
+    """Two-sided Fisher exact test of [[a, b], [c, d]] (as scipy.stats.fisher_exact): the
+    sample odds ratio ad/bc (None when infinite or undefined) and the sum of the hypergeometric
+    probabilities of the tables no more likely than the observed one (relative tolerance 1e-7).
+    Written out here because importing scipy.stats costs about a second."""
+    row1, col1, total = a + b, a + c, a + b + c + d
+    lo, hi = max(0, col1 - (total - row1)), min(row1, col1)
+    denom = math.comb(total, col1)
+    probs = {x: math.comb(row1, x) * math.comb(total - row1, col1 - x) / denom
+             for x in range(lo, hi + 1)}
+    observed = probs[a]
+    p = min(1.0, sum(q for q in probs.values() if q <= observed * (1 + 1e-7)))
+    return (a * d / (b * c) if b * c else None), p

@@ -1,0 +1,41 @@
+"""Protocol sections owned by the systems: an HTTP endpoint per state and the call policy.
+
+``RunConfig`` (``[run]``) holds the operational knobs every external call obeys
+(concurrency, rate limit, timeouts, retries); it is not bound into the protocol hash.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from snapaudit._model import Frozen
+
+
+class AuthConfig(Frozen):
+    header: str = "Authorization"
+    env: str
+    prefix: str = "Bearer "
+
+
+class HttpSystemConfig(Frozen):
+    url: str
+    method: Literal["POST", "PUT", "GET"] = "POST"
+    body_template: dict[str, Any] = Field(default_factory=lambda: {"question": "{question}"})
+    answer_path: str = "answer"
+    doc_ids_path: str | None = "doc_ids"
+    headers: dict[str, str] = Field(default_factory=dict)
+    auth: AuthConfig | None = None
+
+
+class RunConfig(Frozen):
+    """Operational knobs: NOT bound into the protocol hash; may change on resume."""
+
+    concurrency: int = Field(default=16, ge=1, le=4096)
+    rate_limit_per_s: float | None = Field(default=None, gt=0)
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_attempts: int = Field(default=5, ge=1)
+    backoff_base_s: float = Field(default=0.5, ge=0)
+    backoff_max_s: float = Field(default=30.0, ge=0)
+    log_level: Literal["debug", "info", "warning", "error"] = "info"

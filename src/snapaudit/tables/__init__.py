@@ -1,0 +1,23 @@
+"""Answer tables: the interchange format every analysis reads.
+
+Owned by the analysis core. The record types below are the contract the
+engine, the judge and the artifact code build on; the readers and validators
+for the JSONL formats live in this module too.
+"""
+from __future__ import annotations
+
+from snapaudit.tables.answers import (
+    GOLD_FORMATS,
+    read_answers,
+    read_labels,
+    validate_answers,
+    validate_labels,
+    write_answers,
+    write_labels,
+)
+from snapaudit.tables.gold import read_gold, write_gold
+from snapaudit.tables.records import AnswerRef, AnswerRow, GoldRow, PairLabel
+
+__all__ = ["GOLD_FORMATS", "AnswerRef", "AnswerRow", "GoldRow", "PairLabel", "read_answers",
+           "read_gold", "read_labels", "validate_answers", "validate_labels", "write_answers",
+           "write_gold", "write_labels"]

@@ -1,0 +1,100 @@
+"""Reading and writing gold tables: the interchange JSONL and the benchmark files."""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from snapaudit.errors import InputError
+from snapaudit.tables.answers import (
+    GOLD_FORMATS,
+    _field,
+    _json_objects,
+    _lines,
+    _str_list,
+    _unknown_keys,
+)
+from snapaudit.tables.records import GoldRow
+
+
+def read_gold(path: str | Path, fmt: str = "auto") -> dict[str, tuple[str, ...]]:
+    """Gold aliases by question id, from snapaudit JSONL, NQ-open JSONL or DPR TriviaQA TSV."""
+    if fmt not in GOLD_FORMATS:
+        raise InputError(f"unknown gold format {fmt!r}; expected one of "
+                         f"{', '.join(GOLD_FORMATS)}", path=str(path))
+    if fmt == "auto":
+        fmt = _sniff_gold(path)
+    if fmt == "triviaqa-dpr":
+        return _read_triviaqa_dpr(path)
+    gold: dict[str, tuple[str, ...]] = {}
+    line_of: dict[str, int] = {}
+    for number, obj in _json_objects(path):
+        where: dict[str, Any] = {"path": str(path), "line": number}
+        if fmt == "nq-open":
+            qid, answers = str(number - 1), _str_list(obj, "answer", where)
+        else:
+            _unknown_keys(obj, {"question_id", "answers"}, where)
+            qid, answers = _field(obj, "question_id", str, where), _str_list(obj, "answers", where)
+        _add_gold(gold, line_of, qid, answers, where)
+    return gold
+
+
+def _add_gold(gold: dict[str, tuple[str, ...]], line_of: dict[str, int], qid: str,
+              answers: tuple[str, ...] | None, where: dict[str, Any]) -> None:
+    if not answers:
+        raise InputError(f"question {qid!r} has no gold answers", **where)
+    if qid in gold:
+        raise InputError(f"duplicate gold for question {qid!r} (first at line {line_of[qid]})",
+                         **where)
+    gold[qid] = answers
+    line_of[qid] = where["line"]
+
+
+def _sniff_gold(path: str | Path) -> str:
+    if Path(path).suffix.lower() in (".tsv", ".txt"):
+        return "triviaqa-dpr"
+    for _, obj in _json_objects(path):
+        if "question_id" in obj:
+            return "jsonl"
+        if "answer" in obj and "question" in obj:
+            return "nq-open"
+        break
+    raise InputError("cannot tell the gold format (expected snapaudit JSONL with "
+                     "question_id/answers, NQ-open JSONL, or a DPR TriviaQA .tsv/.txt); "
+                     "pass the format explicitly", path=str(path))
+
+
+def _read_triviaqa_dpr(path: str | Path) -> dict[str, tuple[str, ...]]:
+    """DPR TriviaQA TSV: ``question \\t "['alias', ...]"``; id = 0-based row number."""
+    gold: dict[str, tuple[str, ...]] = {}
+    line_of: dict[str, int] = {}
+    for row_no, (number, text) in enumerate(_lines(path)):
+        where: dict[str, Any] = {"path": str(path), "line": number}
+        cells = next(csv.reader(io.StringIO(text), delimiter="\t"))
+        if len(cells) != 2:
+            raise InputError(f"expected 2 tab-separated columns, got {len(cells)}", **where)
+        try:
+            value = ast.literal_eval(cells[1])
+        except (ValueError, SyntaxError):
+            raise InputError("column 2 is not a Python list literal of aliases",
+                             **where) from None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise InputError("column 2 must be a list of strings", **where)
+        _add_gold(gold, line_of, str(row_no), tuple(value), where)
+    return gold
+
+
+def write_gold(path: str | Path,
+               gold: Mapping[str, Sequence[str]] | Iterable[GoldRow]) -> None:
+    """Write gold JSONL ``{"question_id", "answers"}`` (dict order or row order kept)."""
+    rows = ([GoldRow(q, tuple(a)) for q, a in gold.items()] if isinstance(gold, Mapping)
+            else list(gold))
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        for row in rows:
+            obj = {"question_id": row.question_id, "answers": list(row.answers)}
+            f.write(json.dumps(obj, ensure_ascii=False, sort_keys=True) + "\n")

@@ -1,0 +1,48 @@
+"""The typed rows of the answer-table formats: answers, pair labels, gold."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerRow:
+    """One accepted call: question ``question_id`` asked in ``state``, repeat ``repeat``."""
+
+    question_id: str
+    state: str
+    repeat: int
+    answer: str
+    doc_ids: tuple[str, ...] | None = None
+    question: str | None = None
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class AnswerRef:
+    """Names one answer of a question: its state and repeat."""
+
+    state: str
+    repeat: int
+
+
+@dataclass(frozen=True, slots=True)
+class PairLabel:
+    """A judge's decision on whether two answers of one question give the same fact."""
+
+    question_id: str
+    a: AnswerRef
+    b: AnswerRef
+    same: bool
+    judge: str = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class GoldRow:
+    """Gold aliases of one question (read only after the gold unlock in a run)."""
+
+    question_id: str
+    answers: tuple[str, ...]
+
+
+# Readers, writers and validation. Every bad input raises InputError naming
+# the file, the line and the problem; nothing is silently dropped.

