@@ -42,10 +42,21 @@ def _sql(db: Path, *statements: str) -> None:
         con.commit()
 
 
+FORGED = '{"answer":"forged","doc_ids":null}'
+
+
 def _edit_cell(run: Path) -> None:
+    """A consistent rewrite (payload, payload_hash and the attempt's payload): only the lock
+    chain can tell (a one-field edit is named by cell, tests/engine/test_cell_integrity.py)."""
+    import hashlib
+
+    digest = hashlib.sha256(FORGED.encode()).hexdigest()
     _sql(run / "ledger.sqlite", "DROP TRIGGER cells_no_update",
-         "UPDATE cells SET payload = '{\"answer\":\"forged\",\"doc_ids\":null}' "
-         "WHERE rowid = (SELECT MIN(rowid) FROM cells)")
+         "DROP TRIGGER attempts_finish_once",
+         f"UPDATE cells SET payload = '{FORGED}', payload_hash = '{digest}' "
+         "WHERE rowid = (SELECT MIN(rowid) FROM cells)",
+         f"UPDATE attempts SET payload = '{FORGED}' "
+         "WHERE id = (SELECT attempt_id FROM cells WHERE rowid = (SELECT MIN(rowid) FROM cells))")
 
 
 def _edit_attempt(run: Path) -> None:

@@ -151,6 +151,9 @@ def export_artifact(run_dir: str | Path, out: str | Path) -> Path:
     if dest.exists():
         raise InputError("artifact directory already exists; choose a new --out",
                          path=str(dest))
+    if rd.has_ledger():
+        with rd:
+            rd.ledger()  # verifies every accepted cell before anything is written
     dest.mkdir(parents=True)
     hashed: dict[str, bool] = {}
     if rd.has_ledger():

@@ -99,6 +99,9 @@ def load_run(run_dir: str | Path) -> RunView:
     """Read a finished run directory (results.json and tables/)."""
     rd = RunDir(run_dir)
     root = rd.path
+    if rd.has_ledger():
+        with rd:
+            rd.ledger()  # every accepted cell checked against its hash and attempt
     answers = read_answers(rd.table("answers"))
     labels = read_labels(rd.table("labels")) if rd.table("labels").exists() else []
     gold_path = rd.table("gold")

@@ -37,6 +37,7 @@ class RunDir:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self._ledger: Ledger | None = None
+        self.cells_verified: dict[str, int] = {}  # stage -> accepted cells checked at open
 
     def __repr__(self) -> str:
         return f"RunDir({str(self.path)!r})"
@@ -96,10 +97,21 @@ class RunDir:
         return self.ledger_path.exists()
 
     def ledger(self) -> Ledger:
-        """The run's ledger, opened (and created) on first use, then shared."""
+        """The run's ledger, opened (and created) on first use, then shared.
+
+        On opening, every accepted cell is checked against its payload hash and its attempt
+        (:meth:`Ledger.verify_cells`); a mismatch is an IntegrityError naming the cell, and
+        the ledger is closed again.
+        """
         if self._ledger is None:
             self.path.mkdir(parents=True, exist_ok=True)
-            self._ledger = Ledger(self.ledger_path)
+            ledger = Ledger(self.ledger_path)
+            try:
+                self.cells_verified = ledger.verify_cells()
+            except BaseException:
+                ledger.close()
+                raise
+            self._ledger = ledger
         return self._ledger
 
     def close(self) -> None:

@@ -39,6 +39,10 @@ class RunStatus:
     results: bool
     gate_passed: bool | None = None
     notes: list[str] = field(default_factory=list)
+    # what the integrity check covered: locked stages (content bound by the lock chain) and
+    # ledger stages without a lock (each accepted cell checked against its own hash/attempt)
+    locked_verified: list[str] = field(default_factory=list)
+    open_verified: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -46,6 +50,9 @@ class RunStatus:
             "gate_passed": self.gate_passed,
             "stages": [vars_of(s) for s in self.stages],
             "locks": [vars_of(lk) for lk in self.locks],
+            "integrity": {"files": ["protocol.resolved.toml", "cohort.json", "ledger meta"],
+                          "locked_stages": self.locked_verified,
+                          "open_stages_cells_checked": self.open_verified},
         }
 
 
@@ -87,7 +94,13 @@ def _status(rd: RunDir) -> RunStatus:
     gate: bool | None = None
     if results_path.exists():
         gate = bool(json.loads(results_path.read_text("utf-8"))["gate"]["passed"])
-    return RunStatus(rd.path, protocol.name, stages, locks, results_path.exists(), gate)
+    judge_stage = f"judge:{protocol.judge.name}"
+    ledger_stage = {"semantic": judge_stage}
+    locked: list[str] = [r.stage for r in records]
+    bound = {ledger_stage.get(s, s) for s in locked}
+    open_checked = {s: n for s, n in rd.cells_verified.items() if s not in bound}
+    return RunStatus(rd.path, protocol.name, stages, locks, results_path.exists(), gate,
+                     locked_verified=locked, open_verified=open_checked)
 
 
 def _stage_order(stage: str) -> tuple[int, str]:
@@ -113,5 +126,20 @@ def format_status(status: RunStatus) -> str:
         lines.append(f"results.json written; gate: {verdict}")
     else:
         lines.append("results.json not written yet")
-    lines.append("integrity: ledger, locks, cohort manifest and protocol verified")
+    lines += integrity_lines(status)
     return "\n".join(lines)
+
+
+def integrity_lines(status: RunStatus) -> list[str]:
+    """Exactly what the integrity check of :func:`run_status` covered."""
+    lines = ["integrity: protocol, protocol.resolved.toml and cohort.json match the ledger"]
+    if status.locked_verified:
+        lines.append("  locked stages (cells, attempts or gold file match the lock chain): "
+                     + ", ".join(status.locked_verified))
+    else:
+        lines.append("  locked stages: none yet")
+    if status.open_verified:
+        shown = ", ".join(f"{s} ({n} cells)" for s, n in sorted(status.open_verified.items()))
+        lines.append("  stages without a lock (each accepted cell matches its payload hash "
+                     f"and its attempt; not yet bound by a lock): {shown}")
+    return lines

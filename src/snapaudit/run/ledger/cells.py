@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from snapaudit.errors import IntegrityError
 from snapaudit.hashing import canonical_json, sha256_json, sha256_text
 from snapaudit.run.ledger.attempts import AttemptTable
 from snapaudit.run.ledger.schema import Cell
@@ -80,8 +81,45 @@ class CellTable(AttemptTable):
         for stage_, key, aid, body in rows:
             yield Cell(stage_, key, int(aid), json.loads(body))
 
+    def verify_cells(self, stage: str | None = None) -> dict[str, int]:
+        """Check every accepted cell (of ``stage``, or of all stages) against its own record:
+        ``payload_hash`` is the SHA-256 of the stored payload, and the cell's attempt exists,
+        belongs to the same stage and key, has outcome ``accepted`` and the same payload.
+
+        Returns stage -> number of cells checked; raises IntegrityError naming the stage and
+        cell of every mismatch. This catches an edit of one field (e.g. a payload rewritten
+        with the triggers dropped); a consistent rewrite of payload, hash and attempt needs a
+        lock to be caught (the lock chain binds the content of locked stages).
+        """
+        sql = ("SELECT c.stage, c.cell_key, c.payload, c.payload_hash, a.stage, a.cell_key, "
+               "a.outcome, a.payload FROM cells c LEFT JOIN attempts a ON a.id = c.attempt_id")
+        params: tuple[Any, ...] = ()
+        if stage is not None:
+            sql += " WHERE c.stage=?"
+            params = (stage,)
+        counts: dict[str, int] = {}
+        problems: list[str] = []
+        for st, key, body, digest, a_stage, a_key, outcome, a_body in self._db.execute(
+                sql + " ORDER BY c.stage, c.cell_key", params):
+            counts[st] = counts.get(st, 0) + 1
+            where = f"{st} cell {key}"
+            if sha256_text(body) != digest:
+                problems.append(f"{where}: payload does not match its payload_hash")
+            if (a_stage, a_key, outcome) != (st, key, "accepted"):
+                problems.append(f"{where}: its attempt is missing or not the accepted attempt")
+            elif a_body != body:
+                problems.append(f"{where}: payload differs from its attempt's payload")
+        if problems:
+            shown = problems[:20] + ([f"... {len(problems) - 20} more"]
+                                     if len(problems) > 20 else [])
+            raise IntegrityError("accepted cells changed in the ledger:\n  "
+                                 + "\n  ".join(shown))
+        return counts
+
     def content_hashes(self, stage: str) -> dict[str, str]:
-        """Hashes of a stage's ledger content: accepted cells and every attempt."""
+        """Hashes of a stage's ledger content: accepted cells and every attempt (each accepted
+        cell is checked by :meth:`verify_cells` first, so a lock never binds an edited cell)."""
+        self.verify_cells(stage)
         cells = self._db.execute(
             "SELECT cell_key, attempt_id, payload FROM cells WHERE stage=? ORDER BY cell_key",
             (stage,),
