@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.fakes.hostile_service import SECRET
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -50,3 +52,40 @@ def chromium() -> str:
 
 def pytest_report_header() -> str:
     return f"shared data: {SHARED_DATA if SHARED_DATA.exists() else 'absent'}"
+
+
+# ------------------------------------------------- no test secret in anything the suite wrote
+
+_LEAKS: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Captured output (CLI lines included) that shows the hostile services' key."""
+    for name, text in report.sections:
+        if SECRET in text:
+            _LEAKS.append(f"{report.nodeid}: {name}")
+
+
+def _files_with(root: Path, needle: bytes) -> list[str]:
+    found = []
+    for path in sorted(root.rglob("*")):
+        if not path.is_file() or path.is_symlink():
+            continue
+        with open(path, "rb") as f:
+            tail = b""
+            while chunk := f.read(1 << 22):
+                if needle in tail + chunk:
+                    found.append(str(path))
+                    break
+                tail = chunk[-len(needle):]
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_secret_anywhere(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """After the last test: no run directory, artifact, report or captured output of the
+    suite contains :data:`tests.fakes.hostile_service.SECRET` (the key the hostile
+    services echo back)."""
+    yield
+    leaks = [*_LEAKS, *_files_with(tmp_path_factory.getbasetemp(), SECRET.encode())]
+    assert not leaks, "the test secret leaked into:\n  " + "\n  ".join(leaks)

@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from snapaudit.errors import SnapauditError
+from snapaudit.systems.redact import redact_message
 
 # command name -> (module under snapaudit.cli, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -67,5 +68,5 @@ def main(argv: list[str] | None = None) -> Any:
         exc.show()
         sys.exit(2)
     except SnapauditError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {redact_message(str(exc))}", err=True)
         sys.exit(exc.exit_code)

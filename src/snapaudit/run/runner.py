@@ -24,6 +24,7 @@ from snapaudit.hashing import sha256_json
 from snapaudit.progress import Progress
 from snapaudit.run.ledger import Ledger
 from snapaudit.run.schedule import derive_seed
+from snapaudit.systems.redact import redact
 from snapaudit.systems.transport import TokenBucket
 
 
@@ -216,14 +217,14 @@ async def _drive(
             counts["invalid"] += 1
             await writer.call(partial(
                 Ledger.finish_attempt_op, attempt_id=attempt_id, outcome="transport_invalid",
-                reason=exc.reason, error=exc.detail[:500] or None,
+                reason=exc.reason, error=redact(exc.detail)[:500] or None,
                 latency_s=time.monotonic() - start))
             retry_after = exc.retry_after
             continue
         except Exception as exc:
             await writer.call(partial(
                 Ledger.finish_attempt_op, attempt_id=attempt_id, outcome="error",
-                reason=type(exc).__name__, error=str(exc)[:500],
+                reason=type(exc).__name__, error=redact(str(exc))[:500],
                 latency_s=time.monotonic() - start))
             raise
         latency = result.latency_s if result.latency_s is not None else time.monotonic() - start

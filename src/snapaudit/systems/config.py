@@ -35,6 +35,8 @@ class RunConfig(Frozen):
     concurrency: int = Field(default=16, ge=1, le=4096)
     rate_limit_per_s: float | None = Field(default=None, gt=0)
     timeout_s: float = Field(default=60.0, gt=0)
+    # Bytes one response may have, on the wire and after decompression (4 MiB).
+    max_response_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
     max_attempts: int = Field(default=5, ge=1)
     backoff_base_s: float = Field(default=0.5, ge=0)
     backoff_max_s: float = Field(default=30.0, ge=0)

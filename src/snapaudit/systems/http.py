@@ -18,6 +18,7 @@ from typing import Any
 from snapaudit.errors import ConfigError, TransportInvalid
 from snapaudit.systems.base import AnswerCall, AnswerOutcome
 from snapaudit.systems.config import HttpSystemConfig, RunConfig
+from snapaudit.systems.redact import register_secret
 from snapaudit.systems.transport import HttpEndpoint
 
 _VAR = re.compile(r"\{(question|question_id|state|repeat|seed)\}")
@@ -56,7 +57,8 @@ class HttpSystem:
         self.config = config
         self.endpoint = HttpEndpoint(config.url, concurrency=run.concurrency,
                                      timeout_s=run.timeout_s,
-                                     rate_limit_per_s=run.rate_limit_per_s)
+                                     rate_limit_per_s=run.rate_limit_per_s,
+                                     max_response_bytes=run.max_response_bytes)
 
     def spec(self) -> dict[str, Any]:
         data: dict[str, Any] = self.config.model_dump(mode="json")
@@ -71,6 +73,7 @@ class HttpSystem:
             if not secret:
                 raise ConfigError(f"environment variable {auth.env} (systems.{self.state}.auth."
                                   "env) is not set")
+            register_secret(secret)
             headers[auth.header] = auth.prefix + secret
         return headers
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
-import json
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -20,6 +19,13 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from snapaudit.errors import BackendError, ConfigError, TransportInvalid
+from snapaudit.systems.bounded import (
+    ACCEPT_ENCODING,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    parse_json,
+    read_body,
+)
+from snapaudit.systems.redact import body_excerpt
 
 
 class TokenBucket:
@@ -67,8 +73,10 @@ class HttpEndpoint:
     """One endpoint: a shared ClientSession whose connector limit matches the concurrency."""
 
     def __init__(self, url: str, *, concurrency: int, timeout_s: float,
-                 rate_limit_per_s: float | None = None):
+                 rate_limit_per_s: float | None = None,
+                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES):
         self.url = url
+        self.max_response_bytes = max_response_bytes
         self._concurrency = concurrency
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
         self.bucket = TokenBucket(rate_limit_per_s)
@@ -77,30 +85,32 @@ class HttpEndpoint:
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None:
             connector = aiohttp.TCPConnector(limit=self._concurrency, limit_per_host=0)
-            self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout)
+            # Bodies are decompressed by read_body, under the response cap.
+            self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout,
+                                                  auto_decompress=False)
         return self._session
 
     async def request_json(self, method: str, body: Any, headers: dict[str, str]) -> Any:
         """Send ``body`` as JSON (as query parameters for GET); return the parsed JSON reply."""
         await self.bucket.acquire()
         session = self._get_session()
-        kwargs: dict[str, Any] = {"headers": headers}
+        kwargs: dict[str, Any] = {"headers": {**headers, "Accept-Encoding": ACCEPT_ENCODING}}
         if method == "GET":
             kwargs["params"] = {k: str(v) for k, v in body.items()}
         else:
             kwargs["json"] = body
         try:
             async with session.request(method, self.url, **kwargs) as resp:
-                raw = await resp.read()
+                raw = await read_body(resp, self.max_response_bytes)
                 _check_status(resp.status, resp.headers.get("Retry-After"), raw)
         except TimeoutError:
             raise TransportInvalid("timeout", detail=self.url) from None
         except aiohttp.ClientError as exc:
             raise TransportInvalid("connection", detail=type(exc).__name__) from None
         try:
-            return json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise TransportInvalid("malformed_json", detail=raw[:80].decode("utf-8", "replace")) \
+            return parse_json(raw, "malformed_json")
+        except TransportInvalid as exc:
+            raise TransportInvalid(exc.reason, detail=f"{exc.detail}; {body_excerpt(raw)}") \
                 from None
 
     async def aclose(self) -> None:
@@ -115,8 +125,8 @@ def _check_status(status: int, retry_after: str | None, raw: bytes) -> None:
     if status >= 500:
         raise TransportInvalid(f"http_{status}", retry_after=parse_retry_after(retry_after))
     if status >= 400:
-        snippet = raw[:120].decode("utf-8", "replace")
-        raise BackendError(f"HTTP {status} is not retryable (check the endpoint spec): {snippet}")
+        raise BackendError(f"HTTP {status} is not retryable (check the endpoint spec): "
+                           f"{body_excerpt(raw)}")
 
 
 async def check_reachable(url: str, timeout_s: float = 5.0) -> None:

@@ -9,6 +9,7 @@ from snapaudit.errors import IntegrityError
 from snapaudit.hashing import canonical_json
 from snapaudit.run.ledger.schema import OUTCOMES, AttemptRow
 from snapaudit.run.ledger.store import LedgerStore
+from snapaudit.systems.redact import redact
 
 
 class AttemptTable(LedgerStore):
@@ -72,7 +73,7 @@ class AttemptTable(LedgerStore):
         self._db.execute(
             "UPDATE attempts SET finished_at=?, outcome=?, reason=?, error=?, payload=?, "
             "usage=?, latency_s=?, meta=? WHERE id=?",
-            (time.time(), outcome, reason, error,
+            (time.time(), outcome, reason, None if error is None else redact(error),
              None if payload is None else canonical_json(payload),
              canonical_json(usage or {}), latency_s,
              None if meta is None else canonical_json(meta), attempt_id),

@@ -11,7 +11,6 @@ environment only and redacted from every message this module builds.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import time
 from typing import Any
@@ -20,11 +19,17 @@ from urllib.parse import urlsplit, urlunsplit
 import aiohttp
 
 from snapaudit.errors import BackendError, TransportInvalid
+from snapaudit.systems.bounded import (
+    ACCEPT_ENCODING,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    parse_json,
+    read_body,
+)
+from snapaudit.systems.redact import body_excerpt, redact, register_secret
 from snapaudit.systems.transport import parse_retry_after
 from snapaudit.testbed.generate.config import GeneratorConfig
 
 _NOT_RETRYABLE = frozenset({401, 403, 404})
-_EXCERPT = 200
 
 
 def read_api_key(env_name: str | None) -> str | None:
@@ -34,11 +39,8 @@ def read_api_key(env_name: str | None) -> str | None:
     key = os.environ.get(env_name, "")
     if not key:
         raise BackendError(f"environment variable {env_name} (api_key_env) is not set or empty")
+    register_secret(key)
     return key
-
-
-def redact(text: str, secret: str | None) -> str:
-    return text.replace(secret, "***") if secret else text
 
 
 def public_url(url: str) -> str:
@@ -66,9 +68,11 @@ def left_to_provider(config: GeneratorConfig, *, supports_seed: bool = True) -> 
 class JsonPoster:
     """POSTs JSON and returns the decoded JSON object, one aiohttp session per event loop."""
 
-    def __init__(self, timeout_s: float, secret: str | None):
+    def __init__(self, timeout_s: float, secret: str | None,
+                 max_bytes: int = DEFAULT_MAX_RESPONSE_BYTES):
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
-        self._secret = secret
+        self._secrets = (secret,) if secret else ()
+        self._max_bytes = max_bytes
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -77,7 +81,8 @@ class JsonPoster:
         if self._session is None or self._session.closed or self._loop is not loop:
             # The engine bounds concurrency; the connector must not add a second cap.
             self._session = aiohttp.ClientSession(
-                timeout=self._timeout, connector=aiohttp.TCPConnector(limit=0)
+                timeout=self._timeout, connector=aiohttp.TCPConnector(limit=0),
+                auto_decompress=False,  # read_body decompresses under the response cap
             )
             self._loop = loop
         return self._session
@@ -89,15 +94,16 @@ class JsonPoster:
         session = await self._get_session()
         start = time.perf_counter()
         try:
-            async with session.post(url, json=body, headers=headers) as response:
-                raw = await response.read()
+            async with session.post(url, json=body, headers={
+                    **headers, "Accept-Encoding": ACCEPT_ENCODING}) as response:
+                raw = await read_body(response, self._max_bytes)
                 status = response.status
                 retry_after = parse_retry_after(response.headers.get("Retry-After"))
         except TimeoutError:
             raise TransportInvalid("timeout", detail=f"no response within {self._timeout.total} s",
                                    ) from None
         except aiohttp.ClientError as exc:
-            detail = redact(f"{type(exc).__name__}: {exc}", self._secret)
+            detail = redact(f"{type(exc).__name__}: {exc}", self._secrets)
             raise TransportInvalid("connection", detail=detail) from None
         latency = time.perf_counter() - start
         if status >= 400:
@@ -105,8 +111,7 @@ class JsonPoster:
         return self._decode(raw), latency
 
     def _raise_status(self, status: int, raw: bytes, retry_after: float | None) -> None:
-        excerpt = redact(raw[:_EXCERPT].decode("utf-8", errors="replace"), self._secret)
-        detail = f"HTTP {status}: {excerpt}"
+        detail = f"HTTP {status}: {body_excerpt(raw, self._secrets)}"
         if status in _NOT_RETRYABLE:
             raise BackendError(f"the generator endpoint refused the call ({detail})")
         if status == 429:
@@ -119,10 +124,10 @@ class JsonPoster:
 
     def _decode(self, raw: bytes) -> dict[str, Any]:
         try:
-            value = json.loads(raw)
-        except ValueError:
-            excerpt = redact(raw[:_EXCERPT].decode("utf-8", errors="replace"), self._secret)
-            raise TransportInvalid("malformed_body", detail=f"not JSON: {excerpt!r}") from None
+            value = parse_json(raw)
+        except TransportInvalid as exc:
+            raise TransportInvalid(exc.reason, detail=f"{exc.detail}; "
+                                   f"{body_excerpt(raw, self._secrets)}") from None
         if not isinstance(value, dict):
             raise TransportInvalid("malformed_body", detail="response body is not a JSON object")
         return value

@@ -20,6 +20,8 @@ import urllib.request
 from typing import Any
 
 from snapaudit.errors import BackendError, ConfigError, TransportInvalid
+from snapaudit.systems.bounded import DEFAULT_MAX_RESPONSE_BYTES, parse_json, read_body_sync
+from snapaudit.systems.redact import redact
 from snapaudit.testbed.retrieval.base import Document, Hit
 from snapaudit.testbed.retrieval.config import RetrieverConfig
 
@@ -65,18 +67,15 @@ class HttpRetriever:
         try:
             with urllib.request.urlopen(self._request(params),
                                         timeout=self.config.timeout_s) as resp:
-                raw = resp.read()
+                raw = read_body_sync(resp, DEFAULT_MAX_RESPONSE_BYTES)
         except urllib.error.HTTPError as exc:
             exc.close()
             if exc.code == 429 or exc.code >= 500:
                 raise TransportInvalid(f"http {exc.code}", detail=str(self.config.url)) from exc
             raise BackendError(f"search API {self.config.url} answered {exc.code}") from exc
         except (urllib.error.URLError, TimeoutError, OSError) as exc:
-            raise TransportInvalid("connection", detail=str(exc)) from exc
-        try:
-            return json.loads(raw)
-        except ValueError as exc:
-            raise TransportInvalid("unparseable body", detail=str(exc)) from exc
+            raise TransportInvalid("connection", detail=redact(str(exc))) from exc
+        return parse_json(raw, "unparseable body")
 
     def search(self, query: str, prefix: int, k: int) -> list[Hit]:
         c = self.config

@@ -1,0 +1,110 @@
+"""Secrets never reach a record or a message: masking, safe excerpts of response bodies.
+
+Every API key snapaudit reads from the environment is registered here
+(:func:`register_secret`); :func:`redact` masks each registered secret and anything that
+looks like a credential (``Bearer <token>``, ``sk-...`` keys, long hex or base64 runs),
+removes terminal escape sequences and shows every other control or bidi character as an
+escape. A response body is never stored or shown verbatim: :func:`body_excerpt` keeps its
+length, a SHA-256 prefix and a short redacted excerpt. The ledger redacts every error it
+stores and the CLI every error it prints, so a key a service echoes back stays out of the
+ledger, the exported artifact, the report and the terminal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+import unicodedata
+
+MASK = "[REDACTED]"
+EXCERPT_CHARS = 80
+_MIN_SECRET = 6
+
+_lock = threading.Lock()
+_secrets: set[str] = set()
+
+_LOOKALIKES = (
+    re.compile(r"(?i)\b(bearer|basic|token)(\s+|[=:]\s*)[A-Za-z0-9._~+/=-]{8,}"),
+    re.compile(r"(?i)\b(api[_-]?key|x-api-key|secret|password)([\"']?\s*[=:]\s*[\"']?)"
+               r"[^\s\"',;&]{6,}"),
+    re.compile(r"\b(?:sk|pk|rk|ak)-[A-Za-z0-9_-]{8,}"),
+    re.compile(r"\b[0-9a-fA-F]{32,}\b"),
+    re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{40,}={0,2}"),
+)
+_HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+_DIGIT = re.compile(r"\d")
+_LETTER = re.compile(r"[A-Za-z]")
+# CSI, OSC (terminated by BEL or ST), other two-byte ESC sequences.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+                      r"|\x9b[0-?]*[ -/]*[@-~]|\x1b[@-_]?")
+
+
+def register_secret(value: str | None) -> None:
+    """Mask ``value`` in everything :func:`redact` sees from now on (in this process)."""
+    if value and len(value) >= _MIN_SECRET:
+        with _lock:
+            _secrets.add(value)
+
+
+def _mask_lookalike(match: re.Match[str]) -> str:
+    if not match.groups() and not (_DIGIT.search(match[0]) and _LETTER.search(match[0])):
+        return match[0]  # a long word or a run of one kind of character, not a key
+    groups = [g for g in match.groups() if g is not None]
+    return "".join(groups) + MASK if groups else MASK
+
+
+def mask_secrets(text: str, extra: tuple[str, ...] = ()) -> str:
+    """``text`` with registered secrets, ``extra`` and credential look-alikes masked."""
+    return _mask_lookalikes(_mask_known(text, extra))
+
+
+def _mask_known(text: str, extra: tuple[str, ...]) -> str:
+    with _lock:
+        known = sorted(_secrets | {s for s in extra if s}, key=len, reverse=True)
+    for secret in known:
+        text = text.replace(secret, MASK)
+    return text
+
+
+def _mask_lookalikes(text: str) -> str:
+    for pattern in _LOOKALIKES:
+        text = pattern.sub(_mask_lookalike, text)
+    return text
+
+
+def visible(text: str, keep: str = "") -> str:
+    """Terminal escape sequences removed; other control, format (bidi), private-use and
+    line-separator characters (except those in ``keep``) shown as ``\\xNN``/``\\uNNNN``."""
+    text = _ESCAPES.sub("", text)
+    return "".join(c if c in keep else _show(c) for c in text)
+
+
+def _show(char: str) -> str:
+    if unicodedata.category(char) not in _HIDDEN:
+        return char
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def redact(text: str, extra: tuple[str, ...] = ()) -> str:
+    """What may be stored of ``text``: secrets and look-alikes masked, escapes removed."""
+    return visible(mask_secrets(text, extra), keep="\n\t")
+
+
+def redact_message(text: str) -> str:
+    """What may be printed of an error message: registered secrets masked, escapes removed
+    (hashes and ids in the message stay readable)."""
+    return visible(_mask_known(text, ()), keep="\n\t")
+
+
+def body_excerpt(raw: bytes, extra: tuple[str, ...] = ()) -> str:
+    """``N bytes, sha256 PREFIX, starts 'EXCERPT'``: a body described, never copied."""
+    digest = hashlib.sha256(raw).hexdigest()[:16]
+    # Known secrets are masked in the whole text before it is cut (a secret cut in two
+    # would escape the mask); look-alikes only near the excerpt (linear in the body).
+    text = _mask_known(raw.decode("utf-8", "replace"), extra)
+    head = _mask_lookalikes(text[:EXCERPT_CHARS + 512])
+    shown = visible(head[:EXCERPT_CHARS])
+    more = "..." if len(head) > EXCERPT_CHARS else ""
+    return f"{len(raw)} bytes, sha256 {digest}, starts '{shown}{more}'"
