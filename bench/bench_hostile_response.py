@@ -22,12 +22,12 @@ import tracemalloc
 from collections.abc import Awaitable, Callable
 
 import aiohttp
+from tests.fakes.hostile_service import HostileService, bomb
 
 from snapaudit.errors import TransportInvalid
 from snapaudit.systems.base import AnswerCall
 from snapaudit.systems.config import HttpSystemConfig, RunConfig
 from snapaudit.systems.http import HttpSystem
-from tests.fakes.hostile_service import HostileService, bomb
 
 
 async def bounded(url: str) -> str:
