@@ -19,7 +19,7 @@ from typing import Any
 
 from snapaudit.artifact.export import SENSITIVE_KEYS
 from snapaudit.artifact.export import claims as claims_of
-from snapaudit.errors import IntegrityError, VerificationError
+from snapaudit.errors import ConfigError, IntegrityError, VerificationError
 from snapaudit.hashing import sha256_file, sha256_json
 from snapaudit.tables import AnswerRow, PairLabel, read_answers, read_gold, read_labels
 
@@ -132,15 +132,28 @@ def check_tables(root: Path, protocol: dict[str, Any], answers: list[AnswerRow],
             report.failures.append(f"tables/answers.jsonl: row {row.question_id}/{row.state}/"
                                    f"{row.repeat} differs from the answer ledger")
     report.failures += [f"tables/answers.jsonl: ledger cell {k} missing" for k in sorted(cells)]
-    name = f"judge_{protocol.get('judge', {}).get('name', 'judge')}"
-    judged = {(c["cell_key"], tuple(x["a"]), tuple(x["b"]), bool(x["same"]))
-              for c in _jsonl(root / "ledger" / f"{name}.cells.jsonl")
-              for x in c["payload"].get("labels", [])}
-    if judged:
-        table = {(lab.question_id, (lab.a.state, lab.a.repeat), (lab.b.state, lab.b.repeat),
-                  lab.same) for lab in labels}
-        if table != judged:
-            report.failures.append("tables/labels.jsonl: differs from the judge ledger")
+    check_labels(root, labels, report)
+
+
+def check_labels(root: Path, labels: list[PairLabel], report: VerifyReport) -> None:
+    """Each judge's labels in the table equal that judge's own ledger cells (the protocol's
+    judge under ``judge:<name>``, and every ``judge-audit`` judge under its own stage)."""
+    ledger: dict[str, set[tuple[Any, ...]]] = {}
+    for path in sorted((root / "ledger").glob("judge_*.cells.jsonl")):
+        name = path.name.removeprefix("judge_").removesuffix(".cells.jsonl")
+        ledger[name] = {(c["cell_key"], tuple(x["a"]), tuple(x["b"]), bool(x["same"]))
+                        for c in _jsonl(path) for x in c["payload"].get("labels", [])}
+    if not any(ledger.values()):
+        return
+    table: dict[str, set[tuple[Any, ...]]] = {}
+    for lab in labels:
+        table.setdefault(lab.judge, set()).add(
+            (lab.question_id, (lab.a.state, lab.a.repeat), (lab.b.state, lab.b.repeat),
+             lab.same))
+    for name in sorted(set(ledger) | set(table)):
+        if table.get(name, set()) != ledger.get(name, set()):
+            report.failures.append(f"tables/labels.jsonl: labels of judge {name!r} differ "
+                                   "from that judge's ledger cells")
 
 
 def recompute(results: dict[str, Any], protocol: dict[str, Any], answers: list[AnswerRow],
@@ -203,6 +216,10 @@ def verify_artifact(artifact: str | Path, gold: str | Path | None = None) -> Ver
     """Verify an artifact; raise VerificationError listing every failure."""
     root = Path(artifact)
     report = VerifyReport()
+    if not (root / "manifest.json").is_file() and _is_run_dir(root):
+        raise ConfigError(f"{root} is a run directory, not an artifact; export it first: "
+                          f"snapaudit export {root} --out ARTIFACT, then snapaudit verify "
+                          "ARTIFACT")
     if not (root / "manifest.json").is_file():
         raise VerificationError([f"file manifest.json: missing from {root}"])
     check_files(root, report)
@@ -225,6 +242,12 @@ def verify_artifact(artifact: str | Path, gold: str | Path | None = None) -> Ver
     if report.failures:
         raise VerificationError(report.failures)
     return report
+
+
+def _is_run_dir(root: Path) -> bool:
+    from snapaudit.run.rundir import LEDGER_NAME, PROTOCOL_NAME
+
+    return (root / LEDGER_NAME).is_file() or (root / PROTOCOL_NAME).is_file()
 
 
 def _gold(root: Path, path: Path, protocol: dict[str, Any],

@@ -1,7 +1,12 @@
 """Official-style answer normalization for NQ and TriviaQA.
 
-NQ (the SQuAD/DPR evaluation): lowercase, drop punctuation, drop the articles a/an/the,
-collapse whitespace. TriviaQA (its official ``normalize_answer``): underscores become spaces,
+NQ: the ORQA NQ-open evaluation (google-research/language, ``orqa/utils/eval_utils.py``,
+``normalize_answer``), matched exactly: Unicode NFD first, then lowercase, drop ASCII
+punctuation, drop the articles a/an/the, collapse whitespace. The SQuAD and DPR evaluations
+apply the same steps *without* NFD, so EM here can differ from theirs only for strings that
+are canonically equivalent but encoded differently (e.g. "café" with a precomposed é against
+"cafe" + U+0301): ORQA (and snapaudit) count them equal, SQuAD/DPR do not. Strings already
+in the same (e.g. composed, NFC) form on both sides get the same EM under all three. TriviaQA (its official ``normalize_answer``): underscores become spaces,
 then lowercase, then punctuation *and* the Unicode quotes ‘ ’ ´ ` become spaces (not deleted),
 then articles and whitespace as for NQ.
 """
@@ -27,7 +32,7 @@ def _strip(text: str, drop: frozenset[str], by: str = "") -> str:
 
 @lru_cache(maxsize=1 << 16)
 def normalize_nq(text: str) -> str:
-    """NQ-open / DPR answer normalization."""
+    """NQ-open answer normalization of the ORQA evaluation (NFD, then SQuAD's steps)."""
     text = unicodedata.normalize("NFD", text).lower()
     text = _strip(text, _PUNCT)
     text = _ARTICLES.sub(" ", text)
