@@ -6,7 +6,9 @@ punctuation, drop the articles a/an/the, collapse whitespace. The SQuAD and DPR 
 apply the same steps *without* NFD, so EM here can differ from theirs only for strings that
 are canonically equivalent but encoded differently (e.g. "café" with a precomposed é against
 "cafe" + U+0301): ORQA (and snapaudit) count them equal, SQuAD/DPR do not. Strings already
-in the same (e.g. composed, NFC) form on both sides get the same EM under all three. TriviaQA (its official ``normalize_answer``): underscores become spaces,
+in the same (e.g. composed, NFC) form on both sides get the same EM under all three.
+
+TriviaQA (its official ``normalize_answer``): underscores become spaces,
 then lowercase, then punctuation *and* the Unicode quotes ‘ ’ ´ ` become spaces (not deleted),
 then articles and whitespace as for NQ.
 """
