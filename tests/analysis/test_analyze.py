@@ -39,7 +39,8 @@ def test_analyze_hand_values_and_json_keys() -> None:
     doc = res.to_json()
     assert doc["schema_version"] == SCHEMA_VERSION
     assert set(doc) == {"schema_version", "comparison", "kernels", "gate", "utility", "flips",
-                        "transitions", "overlap", "ladder", "judges"}
+                        "transitions", "overlap", "ladder", "judges", "flip_rates",
+                        "distribution_test", "multiplicity"}
     ex, sem = doc["kernels"]["exact"], doc["kernels"]["semantic"]  # type: ignore[index]
     assert (ex["within"], ex["cross"], ex["d_hat"]) == pytest.approx((200 / 3, 50 / 3, 50.0))
     # semantic: q1 w=.5 c=.5 D=0; q2 w=1 c=0 D=1; q3 w=1 c=0 D=1
@@ -48,7 +49,7 @@ def test_analyze_hand_values_and_json_keys() -> None:
     assert set(ex) == {"within", "cross", "d_hat", "lcb95", "ci95", "p_nonpositive"}
     assert doc["comparison"] == {"old": "A", "new": "B", "questions": 3, "repeats": 2,
                                  "states": ["A", "B"], "benchmark": "nq", "draws": 1000,
-                                 "seed": 1}
+                                 "seed": 1, "resampled": {"unit": "question", "clusters": None}}
     assert doc["flips"]["question_ids"] == ["q2", "q3"]  # type: ignore[index]
     # EM: A 2 of 6 (q1 both), B 3 of 6 (q1 once, q2 twice) -> +100/6 pp
     assert doc["utility"]["em_delta"] == pytest.approx(100 / 6)  # type: ignore[index]

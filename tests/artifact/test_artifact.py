@@ -36,10 +36,15 @@ def _rehash(root: Path) -> None:
 def test_export_then_verify_passes(artifact: Path, finished_run: Path) -> None:
     report = verify_artifact(artifact)
     assert report.checked > 20 and report.skipped  # gold claims wait for --gold
-    assert all(s.split(".")[0] in ("utility", "transitions") for s in report.skipped)
+    assert all(s.split(".")[0] in ("utility", "transitions", "flip_rates")
+               for s in report.skipped)
     gold = finished_run.parent / "world" / "gold.jsonl"
     full = verify_artifact(artifact, gold)
     assert not full.skipped and full.checked == report.checked + len(report.skipped)
+    # the schema-2 statistics are claims the verifier recomputed
+    stated = {c["claim"] for c in json.loads((artifact / "claims.json").read_text())}
+    assert {"flip_rates.nfr.point", "utility.delta.em.p_nonpositive",
+            "distribution_test.exact.p_value", "overlap.mean_docs"} <= stated
 
 
 def test_artifact_has_no_question_text_or_gold(artifact: Path, finished_run: Path) -> None:

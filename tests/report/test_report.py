@@ -111,3 +111,25 @@ def test_judges_table_by_hand() -> None:
     rows = dict(table.rows)
     assert rows["agreement"] == "90.00 [80.00, 100.00]" and rows["Cohen's kappa"] == "0.80 -"
     assert rows["semantic D by llm"] == "-" and judges_table({"judges": None}) is None
+
+
+def test_overlap_in_documents_and_beyond_d_section(run_dir: Path) -> None:
+    results = json.loads((run_dir / "results.json").read_text())
+    results["overlap"].update(k=8, mean_docs=1.19)
+    results["flip_rates"] = {
+        "nfr": {"point": 8.33, "ci95": [4.0, 12.5]}, "pfr": {"point": 12.5, "ci95": [6.0, 20.0]},
+        "nfi": {"point": 22.2, "ci95": [10.0, 35.0]}, "btc": {"point": 85.7, "ci95": [70.0, 95.0]},
+        "bec": {"point": 77.8, "ci95": [65.0, 90.0]}, "comparisons": 24,
+        "negative_question_ids": ["q003", "q007"]}
+    results["utility"]["delta"] = {"em": {"point": 4.17, "ci95": [-8.33, 16.67],
+                                          "p_nonpositive": 0.3412},
+                                   "f1": {"point": 4.0, "ci95": [-6.5, 15.0],
+                                          "p_nonpositive": 0.3}}
+    results["distribution_test"] = {"permutations": 10000,
+                                    "exact": {"mmd2": 0.4, "p_value": 0.0021}}
+    (run_dir / "results.json").write_text(json.dumps(results))
+    paths = write_report(run_dir)
+    html, md = paths.html.read_text(), paths.markdown.read_text()
+    for text in ("1.19 of 8 documents", "Beyond D", "negative flip rate NFR", "[4.00, 12.50]",
+                 "q003, q007", "P(change ≤ 0)", "0.3412", "0.0021"):
+        assert text in html and text in md, text

@@ -36,7 +36,7 @@ ARTIFACT_VERSION = 1
 SENSITIVE_KEYS = frozenset({"question", "rendered", "text", "passages", "evidence", "gold",
                             "answers_gold", "prompt"})
 # Results sections that need gold to recompute.
-GOLD_SECTIONS = frozenset({"utility", "transitions"})
+GOLD_SECTIONS = frozenset({"utility", "transitions", "flip_rates"})
 
 
 def sanitize(value: Any, key: str | None = None) -> Any:

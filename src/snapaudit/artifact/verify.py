@@ -170,7 +170,9 @@ def recompute(results: dict[str, Any], protocol: dict[str, Any], answers: list[A
     config = AnalysisConfig(old=comp["old"], new=comp["new"],
                             ladder=tuple(ladder["states"]) if ladder else None,
                             benchmark=comp.get("benchmark", "nq"), draws=comp["draws"],
-                            seed=comp["seed"], gate=gate, primary_judge=semantic.get("judge"))
+                            seed=comp["seed"], gate=gate, primary_judge=semantic.get("judge"),
+                            permutations=int((results.get("distribution_test") or {})
+                                             .get("permutations", 0)))
     out: dict[str, Any] = analyze(answers, config=config, labels=labels, gold=gold).to_json()
     return out
 

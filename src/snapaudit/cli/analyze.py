@@ -30,16 +30,19 @@ from snapaudit.stats.analysis import AnalysisConfig, analyze
               show_default=True, help="Answer normalization.")
 @click.option("--draws", type=int, default=50_000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--permutations", type=int, default=10_000, show_default=True,
+              help="Permutations of the distribution test (0 skips it).")
 @click.option("--judge", "primary_judge", help="Primary judge for the semantic kernel.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the results JSON here.")
 def command(answers: Path, labels: Path | None, gold: Path | None, gold_format: str, old: str,
             new: str, ladder: str | None, benchmark: str, draws: int, seed: int,
-            primary_judge: str | None, json_out: Path | None) -> None:
+            permutations: int, primary_judge: str | None, json_out: Path | None) -> None:
     """Excess churn of NEW over OLD beyond repeat noise, the gate, and diagnostics."""
     try:
         config = AnalysisConfig(
             old=old, new=new, benchmark=benchmark, draws=draws, seed=seed,  # type: ignore[arg-type]
+            permutations=permutations,
             ladder=tuple(s.strip() for s in ladder.split(",")) if ladder else None,
             primary_judge=primary_judge)
     except ValidationError as exc:

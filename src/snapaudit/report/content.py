@@ -12,6 +12,7 @@ from snapaudit.report import figures
 from snapaudit.report.drilldown import drilldown_rows, trajectory_table
 from snapaudit.report.load import RunView
 from snapaudit.report.model import Figure, Report, Section, Table, interval, num
+from snapaudit.report.secondary import overlap_docs, secondary_section
 
 KERNELS = ("exact", "semantic")
 TRANSITIONS = (("match_to_match", "match → match"), ("match_to_nonmatch", "match → nonmatch"),
@@ -118,8 +119,10 @@ def _histogram(r: dict[str, Any]) -> Figure | None:
     svg = figures.bars(labels, [("questions", [v for _, v in items])], "questions",
                        "Top-k document overlap")
     rows = tuple((str(k), num(v, 0)) for k, v in items)
-    caption = (f"Documents shared by the two top-k lists (mean {num(_get(r, 'overlap', 'mean'))}, "
-               f"none shared: {num(_get(r, 'overlap', 'zero_rate'))} %)")
+    docs = overlap_docs(r)
+    caption = (f"Documents shared by the two top-k lists (mean {num(_get(r, 'overlap', 'mean'))}"
+               + (f", {docs}" if docs else "")
+               + f", none shared: {num(_get(r, 'overlap', 'zero_rate'))} %)")
     return Figure(caption, svg, Table("", ("shared documents", "questions"), rows))
 
 
@@ -240,6 +243,9 @@ def build_report(view: RunView, plant_score: dict[str, Any] | None = None) -> Re
         tables.append(judges)
     sections = [head, Section("Figures", (flip_par,), (), tuple(figs)),
                 Section("Tables", (), tuple(tables))]
+    beyond = secondary_section(r)
+    if beyond is not None:
+        sections.append(beyond)
     if plant_score is not None:
         sections.append(_plants_section(plant_score))
     return Report(title="Snapshot Compatibility Audit", subtitle=f"{old} → {new}", verdict=text,

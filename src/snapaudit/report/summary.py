@@ -30,8 +30,10 @@ def churn_table(result: AnalysisResult) -> list[str]:
     rows = [[name, _pp(k.within), _pp(k.cross), _pp(k.d_hat), _pp(k.lcb95),
              f"[{_pp(k.ci95[0])}, {_pp(k.ci95[1])}]", f"{k.p_nonpositive:.4f}"]
             for name, k in result.kernels.items()]
+    unit = ("whole-question" if c.resampled.unit == "question"
+            else f"cluster ({c.resampled.clusters} clusters)")
     title = (f"Excess answer churn {c.old} -> {c.new}: {c.questions} questions x {c.repeats} "
-             f"repeats, {c.draws} whole-question bootstrap draws (seed {c.seed}). "
+             f"repeats, {c.draws} {unit} bootstrap draws (seed {c.seed}). "
              "Within/Cross in %, D/LCB/CI in pp.")
     return [title, *_table(["kernel", "Within", "Cross", "D", "LCB95", "CI95", "P(D<=0)"],
                            rows)]
@@ -92,7 +94,8 @@ def diagnostics_lines(result: AnalysisResult) -> list[str]:
                   *_table(["transition", *result.transitions], rows)]
     o = result.overlap
     if o is not None:
-        lines.append(f"Retrieval overlap (top-{o.k}): mean {o.mean:.3f}, zero {o.zero_rate:.2f}%,"
+        lines.append(f"Retrieval overlap (top-{o.k}): mean {o.mean:.3f} ({o.mean_docs:.2f} of "
+                     f"{o.k} documents), zero {o.zero_rate:.2f}%,"
                      f" identical sets {o.identical}; flips {_pp(o.flips_mean, 3)} vs rest "
                      f"{_pp(o.rest_mean, 3)}")
     j = result.judges
@@ -108,5 +111,31 @@ def diagnostics_lines(result: AnalysisResult) -> list[str]:
 def render_text(result: AnalysisResult) -> str:
     """The readable summary ``snapaudit analyze`` prints."""
     blocks = [churn_table(result), gate_lines(result), utility_lines(result),
-              diagnostics_lines(result), ladder_table(result)]
+              diagnostics_lines(result), ladder_table(result), secondary_lines(result)]
     return "\n\n".join("\n".join(b) for b in blocks if b) + "\n"
+
+
+def secondary_lines(result: AnalysisResult) -> list[str]:
+    """Flip rates, paired utility deltas, the distribution test and Holm (secondary)."""
+    sec = result.secondary
+    lines: list[str] = []
+    if sec.flip_rates is not None:
+        rows = [[k.upper(), _pp(v.point), f"[{_pp(v.ci95[0])}, {_pp(v.ci95[1])}]"
+                 if v.ci95 else "n/a"] for k, v in sec.flip_rates.rates.items()]
+        lines += ["Flip rates against gold (% of matched comparisons; NFI/BTC/BEC ratios):",
+                  *_table(["rate", "value", "CI95"], rows),
+                  f"  negatively flipped questions: {len(sec.flip_rates.negative_question_ids)}"]
+    if sec.utility_delta is not None:
+        lines += [f"Paired {k.upper()} change: {d.point:+.2f} pp [{_pp(d.ci95[0])}, "
+                  f"{_pp(d.ci95[1])}], P(change <= 0) {d.p_nonpositive:.4f}"
+                  for k, d in sec.utility_delta.items()]
+    if sec.distribution is not None:
+        lines.append(f"Permutation test of equal answer distributions "
+                     f"({sec.distribution.permutations} permutations): "
+                     + ", ".join(f"{k} p = {v.p_value:.4f}"
+                                 for k, v in sec.distribution.kernels.items()))
+    if sec.multiplicity is not None:
+        lines.append("Ladder steps, Holm-adjusted P(D <= 0) (secondary): "
+                     + ", ".join(f"{t.old}->{t.new} {t.p_holm:.4f}"
+                                 for t in sec.multiplicity.tests))
+    return lines

@@ -29,6 +29,7 @@ KEY_TEMPLATE = "snapaudit-cohort-v1|{seed}|{id}"
 class Question:
     question_id: str
     question: str
+    cluster: str | None = None
 
 
 def cohort_key(seed: int, question_id: str) -> str:
@@ -59,7 +60,7 @@ def _jsonl(path: Path, cfg: CohortConfig, nq: bool) -> Iterator[Question]:
         qid = str(index) if nq else obj.get(cfg.id_field)
         if not nq and not isinstance(qid, str | int):
             raise InputError(f"missing id field {cfg.id_field!r}", path=str(path), line=number)
-        yield Question(str(qid), obj[qfield])
+        yield Question(str(qid), obj[qfield], _cluster(obj, cfg, path, number))
         index += 1
 
 
@@ -76,16 +77,35 @@ def _csv(path: Path, cfg: CohortConfig) -> Iterator[Question]:
         raise InputError("cohort source not found", path=str(path))
     with open(path, encoding="utf-8", newline="") as f:
         reader = csv.DictReader(f)
-        for field in (cfg.id_field, cfg.question_field):
+        for field in (cfg.id_field, cfg.question_field, *_optional(cfg.cluster_field)):
             if reader.fieldnames is None or field not in reader.fieldnames:
                 raise InputError(f"CSV header lacks column {field!r}", path=str(path), line=1)
         for row in reader:
-            yield Question(str(row[cfg.id_field]), str(row[cfg.question_field]))
+            yield Question(str(row[cfg.id_field]), str(row[cfg.question_field]),
+                           str(row[cfg.cluster_field]) if cfg.cluster_field else None)
+
+
+def _optional(name: str | None) -> tuple[str, ...]:
+    return (name,) if name else ()
+
+
+def _cluster(obj: dict[str, Any], cfg: CohortConfig, path: Path, number: int) -> str | None:
+    """The ``cluster_field`` of a JSONL question (a string or integer), when configured."""
+    if cfg.cluster_field is None:
+        return None
+    value = obj.get(cfg.cluster_field)
+    if not isinstance(value, str | int) or isinstance(value, bool):
+        raise InputError(f"missing cluster field {cfg.cluster_field!r}", path=str(path),
+                         line=number)
+    return str(value)
 
 
 def read_candidates(cfg: CohortConfig, base: Path) -> list[Question]:
     """All candidate questions of the source, ids unique."""
     path = resolve(cfg.path, base)
+    if cfg.cluster_field is not None and cfg.source in ("nq-open", "triviaqa-dpr"):
+        raise InputError(f"cluster_field needs a jsonl or csv cohort source, not {cfg.source}",
+                         path=str(path))
     if cfg.source == "nq-open":
         items = list(_jsonl(path, cfg, nq=True))
     elif cfg.source == "jsonl":
@@ -142,7 +162,8 @@ def select(cfg: CohortConfig, base: Path) -> dict[str, Any]:
         "exclude_sha256": sha256_file(resolve(cfg.exclude, base)) if cfg.exclude else None,
         "questions": [
             {"question_id": q.question_id, "question": q.question,
-             "question_sha256": sha256_text(q.question)}
+             "question_sha256": sha256_text(q.question),
+             **({"cluster": q.cluster} if q.cluster is not None else {})}
             for q in chosen
         ],
     }
@@ -161,7 +182,9 @@ def read_manifest(path: Path) -> list[Question]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         rows = data["questions"]
-        out = [Question(str(r["question_id"]), str(r["question"])) for r in rows]
+        out = [Question(str(r["question_id"]), str(r["question"]),
+                        str(r["cluster"]) if r.get("cluster") is not None else None)
+               for r in rows]
         hashes = [str(r["question_sha256"]) for r in rows]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise IntegrityError(f"{path.name} is unreadable or malformed: {exc}") from None

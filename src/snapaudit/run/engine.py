@@ -247,13 +247,15 @@ def _answer_call(system: System, qid: str, question: str, state: str, repeat: in
 def answer_rows(ledger: Ledger, questions: Sequence[cohort.Question]) -> list[AnswerRow]:
     """Accepted answers as interchange rows, in cohort order, then state key, then repeat."""
     text = {q.question_id: q.question for q in questions}
+    cluster = {q.question_id: q.cluster for q in questions}
     order = {q.question_id: i for i, q in enumerate(questions)}
     rows = []
     for cell in ledger.cells("answer"):
         qid, state, rep = cell.cell_key.rsplit("|", 2)
         ids = cell.payload.get("doc_ids")
         rows.append(AnswerRow(qid, state, int(rep), cell.payload["answer"],
-                              tuple(ids) if ids is not None else None, text.get(qid)))
+                              tuple(ids) if ids is not None else None, text.get(qid),
+                              cluster.get(qid)))
     return sorted(rows, key=lambda r: (order.get(r.question_id, -1), r.state, r.repeat))
 
 
@@ -281,7 +283,8 @@ def _analyze(run: RunContext) -> RunOutcome:
         old=p.states.old, new=p.states.new,
         ladder=tuple(p.states.order) if len(p.states.order) > 2 else None,
         benchmark=p.gold.benchmark, draws=p.bootstrap.draws, seed=p.bootstrap.seed,
-        gate=p.gate, primary_judge=p.judge.name if p.judge.kind != "none" else None)
+        permutations=p.bootstrap.permutations, gate=p.gate,
+        primary_judge=p.judge.name if p.judge.kind != "none" else None)
     result = analyze(answer_rows(run.ledger, run.questions), config=config,
                      labels=pair_labels(run), gold=gold)
     results = result.to_json()

@@ -64,6 +64,8 @@ class CohortConfig(Frozen):
     exclude: str | None = None
     id_field: str = "id"
     question_field: str = "question"
+    # jsonl/csv: a field naming each question's cluster (the bootstrap then resamples clusters)
+    cluster_field: str | None = None
 
 
 class GoldConfig(Frozen):
@@ -81,6 +83,7 @@ class SystemKind(Frozen):
 class BootstrapConfig(Frozen):
     draws: int = Field(default=50_000, ge=100)
     seed: int = 0
+    permutations: int = Field(default=10_000, ge=0)  # distribution test; 0 skips it
 
 
 class Protocol(Frozen):

@@ -17,8 +17,9 @@ from snapaudit._model import Frozen
 from snapaudit.errors import ConfigError, InputError
 from snapaudit.stats import agreement as agreement_mod
 from snapaudit.stats.agreement import JudgeAgreement
-from snapaudit.stats.bootstrap import DEFAULT_DRAWS, whole_question_bootstrap
+from snapaudit.stats.bootstrap import DEFAULT_DRAWS
 from snapaudit.stats.churn import PerQuestion, per_question
+from snapaudit.stats.cluster import Resampling, resampling
 from snapaudit.stats.flips import Flips, flips
 from snapaudit.stats.gate import GateConfig, GateResult, evaluate
 from snapaudit.stats.kernels import (
@@ -32,10 +33,11 @@ from snapaudit.stats.ladder import Ladder, ladder
 from snapaudit.stats.metrics import Utility, utility
 from snapaudit.stats.normalize import Normalizer, normalizer
 from snapaudit.stats.overlap import Overlap, has_doc_ids, overlap
+from snapaudit.stats.secondary import Secondary, secondary
 from snapaudit.stats.transitions import Transitions, transitions
 from snapaudit.tables import AnswerRow, PairLabel, validate_labels
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 
 class AnalysisConfig(Frozen):
@@ -49,6 +51,8 @@ class AnalysisConfig(Frozen):
     seed: int = 0
     gate: GateConfig = Field(default_factory=GateConfig)
     primary_judge: str | None = None
+    # permutations of the distribution test (stats/permutation.py); 0 skips it
+    permutations: int = Field(default=10_000, ge=0)
 
     @model_validator(mode="after")
     def _check(self) -> AnalysisConfig:
@@ -103,11 +107,13 @@ class Comparison:
     benchmark: str
     draws: int
     seed: int
+    resampled: Resampling = field(default_factory=Resampling)
 
     def to_json(self) -> dict[str, object]:
         return {"old": self.old, "new": self.new, "questions": self.questions,
                 "repeats": self.repeats, "states": list(self.states),
-                "benchmark": self.benchmark, "draws": self.draws, "seed": self.seed}
+                "benchmark": self.benchmark, "draws": self.draws, "seed": self.seed,
+                "resampled": self.resampled.to_json()}
 
 
 @dataclass(frozen=True)
@@ -124,6 +130,7 @@ class AnalysisResult:
     ladder: Ladder | None = None
     judges: JudgeAgreement | None = None
     per_question: Mapping[str, PerQuestion] = field(default_factory=dict, repr=False)
+    secondary: Secondary = field(default_factory=lambda: Secondary(Resampling()))
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -131,13 +138,28 @@ class AnalysisResult:
             "comparison": self.comparison.to_json(),
             "kernels": {k: v.to_json() for k, v in self.kernels.items()},
             "gate": self.gate.to_json(),
-            "utility": self.utility.to_json() if self.utility else None,
+            "utility": _utility_json(self.utility, self.secondary),
             "flips": self.flips.to_json(),
+            "flip_rates": (self.secondary.flip_rates.to_json()
+                           if self.secondary.flip_rates else None),
             "transitions": _transitions_json(self.transitions),
             "overlap": self.overlap.to_json() if self.overlap else None,
             "ladder": self.ladder.to_json() if self.ladder else None,
             "judges": self.judges.to_json() if self.judges else None,
+            "distribution_test": (self.secondary.distribution.to_json()
+                                  if self.secondary.distribution else None),
+            "multiplicity": (self.secondary.multiplicity.to_json()
+                             if self.secondary.multiplicity else None),
         }
+
+
+def _utility_json(u: Utility | None, sec: Secondary) -> dict[str, object] | None:
+    if u is None:
+        return None
+    out = u.to_json()
+    if sec.utility_delta is not None:
+        out["delta"] = {k: v.to_json() for k, v in sec.utility_delta.items()}
+    return out
 
 
 def _transitions_json(t: Mapping[str, Transitions] | None) -> dict[str, object] | None:
@@ -164,19 +186,21 @@ def analyze(answers: Sequence[AnswerRow], *, config: AnalysisConfig,
         judges = agreement_mod.judges_of(labels)
         kernels["semantic"] = SemanticKernel(labels, _primary_judge(config, judges))
     pq = {name: per_question(grid, k, config.old, config.new) for name, k in kernels.items()}
-    stats = _kernel_stats(grid, kernels, pq, config)
+    res = resampling(answers, grid.question_ids)
+    stats = _kernel_stats(grid, kernels, pq, config, res)
     if "semantic" in stats:
         stats["semantic"] = _with_consistency(stats["semantic"], answers, labels, norm)
     gate = evaluate(config.gate, {k: {"d_hat": s.d_hat, "lcb95": s.lcb95}
                                   for k, s in stats.items()})
     main = kernels.get("semantic", exact)
     flip = flips(main, grid, config.old, config.new, pq[main.name])
+    util = (utility(grid, gold, norm, grid.states, config.old, config.new)
+            if gold is not None else None)
     return AnalysisResult(
         Comparison(config.old, config.new, grid.n, grid.repeats, grid.states, config.benchmark,
-                   config.draws, config.seed),
+                   config.draws, config.seed, res),
         stats, gate, flip,
-        utility=(utility(grid, gold, norm, grid.states, config.old, config.new)
-                 if gold is not None else None),
+        utility=util,
         transitions=({n: transitions(grid, gold, norm, k, config.old, config.new)
                       for n, k in kernels.items()} if gold is not None else None),
         overlap=(overlap(grid, config.old, config.new, flip.question_ids)
@@ -184,7 +208,12 @@ def analyze(answers: Sequence[AnswerRow], *, config: AnalysisConfig,
         ladder=(ladder(main, grid, config.ladder, config.old, config.new)
                 if config.ladder else None),
         judges=_judges(grid, labels, judges, config),
-        per_question=pq)
+        per_question=pq,
+        secondary=secondary(grid, kernels, main, resampling=res, old=config.old,
+                            new=config.new, draws=config.draws, seed=config.seed,
+                            permutations=config.permutations, gold=gold, normalize=norm,
+                            deltas=(util.em_delta, util.f1_delta) if util else None,
+                            ladder=config.ladder))
 
 
 def _with_consistency(stats: KernelStats, answers: Sequence[AnswerRow],
@@ -206,11 +235,10 @@ def _primary_judge(config: AnalysisConfig, judges: tuple[str, ...]) -> str:
 
 
 def _kernel_stats(grid: AnswerGrid, kernels: Mapping[str, Kernel],
-                  pq: Mapping[str, PerQuestion], config: AnalysisConfig
-                  ) -> dict[str, KernelStats]:
+                  pq: Mapping[str, PerQuestion], config: AnalysisConfig,
+                  res: Resampling) -> dict[str, KernelStats]:
     names = list(kernels)
-    boot = whole_question_bootstrap(np.column_stack([pq[n].d for n in names]),
-                                    config.draws, config.seed)
+    boot = res.bootstrap(np.column_stack([pq[n].d for n in names]), config.draws, config.seed)
     out: dict[str, KernelStats] = {}
     for col, name in enumerate(names):
         iv = boot.summary(col, scale=100.0)

@@ -2,7 +2,8 @@
 
 For each question: shared = |set(ids_old) & set(ids_new)| of the first repeat's ordered
 doc ids, k = the longer list's length, overlap = shared / k (1 when both lists are empty).
-Reported: mean overlap (a fraction in [0, 1]), zero-overlap rate (percent), identical-set
+Reported: mean overlap (a fraction in [0, 1]) and the mean of ``shared`` (documents in common,
+out of k: the study's unit, "1.19 of 8 documents"), zero-overlap rate (percent), identical-set
 count, histogram of ``shared``, mean overlap of flips vs the rest, and per histogram bin a
 two-sided Fisher exact test of flip vs rest x in bin vs not.
 """
@@ -41,9 +42,11 @@ class Overlap:
     flips_mean: float | None
     rest_mean: float | None
     fisher: tuple[FisherBin, ...]
+    mean_docs: float = 0.0   # mean of ``shared``: documents in common, out of k
 
     def to_json(self) -> dict[str, object]:
         return {"k": self.k, "questions": self.questions, "mean": self.mean,
+                "mean_docs": self.mean_docs,
                 "zero_rate": self.zero_rate, "identical": self.identical,
                 "histogram": {str(s): c for s, c in sorted(self.histogram.items())},
                 "flips_mean": self.flips_mean, "rest_mean": self.rest_mean,
@@ -79,7 +82,7 @@ def overlap(grid: AnswerGrid, old: str, new: str, flip_ids: Sequence[str]) -> Ov
     return Overlap(k_max, grid.n, sum(frac) / grid.n, 100 * sum(f == 0 for f in frac) / grid.n,
                    identical, hist, _mean([f for f, x in zip(frac, is_flip, strict=True) if x]),
                    _mean([f for f, x in zip(frac, is_flip, strict=True) if not x]),
-                   _fisher(shared, is_flip, sorted(hist)))
+                   _fisher(shared, is_flip, sorted(hist)), sum(shared) / grid.n)
 
 
 def _mean(values: Sequence[float]) -> float | None:

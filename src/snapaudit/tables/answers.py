@@ -87,7 +87,7 @@ def read_answers(path: str | Path) -> list[AnswerRow]:
     """Read and validate an answers JSONL file (see docs/analysis.md)."""
     rows: list[AnswerRow] = []
     lines: dict[tuple[str, str, int], int] = {}
-    allowed = {"question_id", "state", "repeat", "answer", "doc_ids", "question"}
+    allowed = {"question_id", "state", "repeat", "answer", "doc_ids", "question", "cluster"}
     for number, obj in _json_objects(path):
         where: dict[str, Any] = {"path": str(path), "line": number}
         _unknown_keys(obj, allowed, where)
@@ -98,6 +98,7 @@ def read_answers(path: str | Path) -> list[AnswerRow]:
             answer=_field(obj, "answer", str, where),
             doc_ids=_str_list(obj, "doc_ids", where, optional=True),
             question=_field(obj, "question", str, where, optional=True),
+            cluster=_field(obj, "cluster", str, where, optional=True),
         )
         if row.repeat < 1:
             raise InputError(f"repeat must be >= 1 (repeats are 1-based), got {row.repeat}",
@@ -167,6 +168,8 @@ def write_answers(path: str | Path, rows: Iterable[AnswerRow]) -> None:
                 obj["doc_ids"] = list(row.doc_ids)
             if row.question is not None:
                 obj["question"] = row.question
+            if row.cluster is not None:
+                obj["cluster"] = row.cluster
             f.write(json.dumps(obj, ensure_ascii=False, sort_keys=True) + "\n")
 
 

@@ -15,6 +15,9 @@ class AnswerRow:
     answer: str
     doc_ids: tuple[str, ...] | None = None
     question: str | None = None
+    # optional cluster label (shared source document, topic, template): the bootstrap then
+    # resamples whole clusters (snapaudit.stats.cluster)
+    cluster: str | None = None
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -1,0 +1,46 @@
+"""The statistics beside the gate (docs/analysis.md, "Beyond D"), wired in one place.
+
+Flip rates against gold and paired utility deltas (with gold), the stratified permutation
+test of equal answer distributions, and Holm-adjusted ladder p-values. Every interval here
+resamples the same unit as the kernels' bootstrap (questions, or clusters when the answer
+rows name them) with the analysis seed. None of it feeds the gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from snapaudit.stats.cluster import Resampling
+from snapaudit.stats.fliprates import FlipRates, flip_rates
+from snapaudit.stats.kernels import AnswerGrid, Kernel
+from snapaudit.stats.multiplicity import Multiplicity, ladder_holm
+from snapaudit.stats.normalize import Normalizer
+from snapaudit.stats.permutation import DistributionTest, distribution_test
+from snapaudit.stats.utility import Delta, gold_scores, utility_delta
+
+
+@dataclass(frozen=True)
+class Secondary:
+    resampling: Resampling
+    flip_rates: FlipRates | None = None
+    utility_delta: Mapping[str, Delta] | None = None
+    distribution: DistributionTest | None = None
+    multiplicity: Multiplicity | None = None
+
+
+def secondary(grid: AnswerGrid, kernels: Mapping[str, Kernel], main: Kernel, *,
+              resampling: Resampling, old: str, new: str, draws: int, seed: int,
+              permutations: int, gold: Mapping[str, Sequence[str]] | None,
+              normalize: Normalizer, deltas: tuple[float, float] | None,
+              ladder: Sequence[str] | None) -> Secondary:
+    fr = ud = None
+    if gold is not None:
+        scores = gold_scores(grid, gold, normalize, old, new)
+        fr = flip_rates(scores, resampling, draws, seed)
+        ud = utility_delta(scores, resampling, draws, seed, deltas)
+    dist = (distribution_test(dict(kernels), grid, old, new, permutations, seed)
+            if permutations > 0 else None)
+    mult = (ladder_holm(main, grid, ladder, old, new, resampling, draws, seed)
+            if ladder else None)
+    return Secondary(resampling, fr, ud, dist, mult)
