@@ -4,9 +4,13 @@ Every cohort is simulated from known per-question answer distributions (stable, 
 partially shifting, flipping and paraphrasing questions; ``snapaudit.stats.simulate``) with an
 analytic true D, and audited with the real bootstrap and gate (``snapaudit.stats.calibration``).
 The first cohort of every cell is also run through ``snapaudit.stats.analysis.analyze`` and must
-give the same numbers. Usage::
+give the same numbers. Two more sections: a clustered world (``snapaudit.stats.cluster_sim``:
+clusters of 5-20 questions, intra-cluster correlation of D_i about 0.1 and 0.3) audited with the
+question and the cluster bootstrap, and the permutation test's type-I error (D = 0) and power
+(D = 3, 6, 10). Usage::
 
     python bench/calibration.py [--quick] [--cohorts 1000] [--draws 2000] [--workers 2]
+                                [--sections main,cluster,permutation] [--permutations 1000]
                                 [--json out.json]
 """
 
@@ -27,10 +31,13 @@ from snapaudit.stats.calibration import (
     Cell,
     CellSummary,
     Outcomes,
+    Rate,
     check_cohort,
     summarize_cell,
 )
 from snapaudit.stats.calibration import run_cohorts as run_chunk
+from snapaudit.stats.cluster_sim import ClusterCell, run_cluster_cohorts
+from snapaudit.stats.permutation import codes_to_bits, permutation_test
 from snapaudit.stats.simulate import cohort_values, simulate_cohort, standard_mixture
 
 CHUNK = 250
@@ -95,15 +102,125 @@ def plan_table(cells: Sequence[tuple[Cell, str]], results: Sequence[Outcomes]) -
     return "\n".join(lines)
 
 
+# -- clustered world: question vs cluster bootstrap ---------------------------------------
+
+def run_cluster_cells(cells: Sequence[ClusterCell], workers: int) -> list[np.ndarray]:
+    tasks = [(i, s, min(s + CHUNK, c.cohorts)) for i, c in enumerate(cells)
+             for s in range(0, c.cohorts, CHUNK)]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(run_cluster_cohorts, cells[i], s, e) for i, s, e in tasks]
+        parts: list[list[np.ndarray]] = [[] for _ in cells]
+        for (i, _, _), fut in zip(tasks, futures, strict=True):
+            parts[i].append(fut.result())
+    return [np.concatenate(p) for p in parts]
+
+
+def cluster_table(cells: Sequence[ClusterCell], results: Sequence[np.ndarray]) -> str:
+    lines = ["| clusters (5-20 questions) | mean n | rho | ICC of D_i exact / sem | "
+             "question bootstrap: 95% CI covers exact / sem | LCB covers exact / sem | "
+             "cluster bootstrap: 95% CI covers exact / sem | LCB covers exact / sem |",
+             "|---|---|---|---|---|---|---|---|"]
+    for cell, out in zip(cells, results, strict=True):
+        total = out.shape[0]
+
+        def rate(col: int, k: int, out: np.ndarray = out, total: int = total) -> str:
+            return str(Rate(int(out[:, k, col].sum()), total))
+
+        icc = np.nanmean(out[:, :, 1], axis=0)
+        lines.append(f"| {cell.clusters} | {out[:, 0, 0].mean():.0f} | {cell.rho:g} | "
+                     f"{icc[0]:.2f} / {icc[1]:.2f} | {rate(3, 0)} / {rate(3, 1)} | "
+                     f"{rate(2, 0)} / {rate(2, 1)} | {rate(5, 0)} / {rate(5, 1)} | "
+                     f"{rate(4, 0)} / {rate(4, 1)} |")
+    return "\n".join(lines)
+
+
+# -- permutation test: type-I error and power ----------------------------------------------
+
+def run_permutation_cohorts(cell: Cell, start: int, stop: int, permutations: int) -> np.ndarray:
+    """(cohorts, 2) p-values of the permutation test, exact and semantic kernels."""
+    out = np.empty((stop - start, 2))
+    for row, index in enumerate(range(start, stop)):
+        cohort, seed = cell.cohort(index)
+        for col, (old, new) in enumerate(((cohort.exact_old, cohort.exact_new),
+                                          (cohort.fact_old, cohort.fact_new))):
+            out[row, col] = permutation_test(codes_to_bits(old, new), cell.repeats,
+                                             permutations, seed).p_value
+    return out
+
+
+def run_permutation_cells(cells: Sequence[Cell], workers: int,
+                          permutations: int) -> list[np.ndarray]:
+    tasks = [(i, s, min(s + CHUNK, c.cohorts)) for i, c in enumerate(cells)
+             for s in range(0, c.cohorts, CHUNK)]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(run_permutation_cohorts, cells[i], s, e, permutations)
+                   for i, s, e in tasks]
+        parts: list[list[np.ndarray]] = [[] for _ in cells]
+        for (i, _, _), fut in zip(tasks, futures, strict=True):
+            parts[i].append(fut.result())
+    return [np.concatenate(p) for p in parts]
+
+
+def permutation_table(cells: Sequence[Cell], results: Sequence[np.ndarray],
+                      gate: Sequence[Outcomes]) -> str:
+    lines = ["| n | r | true D (pp) | rejects at 5%: exact | rejects at 5%: semantic | "
+             "gate passes (same cohorts) |", "|---|---|---|---|---|---|"]
+    for cell, p, g in zip(cells, results, gate, strict=True):
+        total = p.shape[0]
+        lines.append(f"| {cell.n:,} | {cell.repeats} | {cell.d_pp:g} | "
+                     f"{Rate(int((p[:, 0] <= 0.05).sum()), total)} | "
+                     f"{Rate(int((p[:, 1] <= 0.05).sum()), total)} | "
+                     f"{Rate(int(g.passed.sum()), int(g.passed.shape[0]))} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="100 cohorts, 500 draws")
+    ap.add_argument("--quick", action="store_true",
+                    help="100 cohorts (200 for cluster/permutation), 500 draws/permutations")
     ap.add_argument("--cohorts", type=int, default=1000)
     ap.add_argument("--draws", type=int, default=2000)
+    ap.add_argument("--permutations", type=int, default=1000)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--sections", default="main,cluster,permutation")
     ap.add_argument("--json", dest="json_out")
     args = ap.parse_args()
+    sections = {s.strip() for s in args.sections.split(",")}
+    if "main" in sections:
+        main_section(args)
+    if "cluster" in sections:
+        cluster_section(args)
+    if "permutation" in sections:
+        permutation_section(args)
+
+
+def cluster_section(args: argparse.Namespace) -> None:
+    cohorts, draws = (200, 500) if args.quick else (args.cohorts, args.draws)
+    cells = [ClusterCell(g, 2, 6.0, rho, cohorts=cohorts, draws=draws, seed=args.seed)
+             for g in (32, 160) for rho in (0.0, 0.55, 0.85)]
+    t0 = time.perf_counter()
+    results = run_cluster_cells(cells, args.workers)
+    print(f"## Clustered questions: question vs cluster bootstrap (r = 2, true D = 6 pp; "
+          f"{cohorts} cohorts per cell, {draws} draws, {time.perf_counter() - t0:.0f} s)\n")
+    print(cluster_table(cells, results) + "\n")
+
+
+def permutation_section(args: argparse.Namespace) -> None:
+    cohorts, perms = (200, 500) if args.quick else (args.cohorts, args.permutations)
+    base = Cell(100, 2, 0.0, cohorts=cohorts, draws=500, seed=args.seed)
+    cells = [replace(base, n=n, repeats=r, d_pp=d) for d in (0.0, 3.0, 6.0, 10.0)
+             for n in (100, 400) for r in (2, 4)]
+    t0 = time.perf_counter()
+    results = run_permutation_cells(cells, args.workers, perms)
+    elapsed = time.perf_counter() - t0
+    gate = run_cells(cells, args.workers)
+    print(f"## Permutation test of equal answer distributions ({cohorts} cohorts per cell, "
+          f"{perms} permutations, {elapsed:.0f} s; gate with 500 bootstrap draws)\n")
+    print(permutation_table(cells, results, gate) + "\n")
+
+
+def main_section(args: argparse.Namespace) -> None:
     cohorts, draws = (100, 500) if args.quick else (args.cohorts, args.draws)
     base = Cell(100, 2, 0.0, cohorts=cohorts, draws=draws, seed=args.seed)
     main_cells = [replace(base, n=n, repeats=r, d_pp=d) for d in (0.0, 3.0, 6.0, 10.0)

@@ -9,7 +9,18 @@ import click
 
 from snapaudit.errors import ConfigError
 from snapaudit.run.pilot import pilot_from_run
-from snapaudit.stats.plan import plan, render_text
+from snapaudit.stats.plan import mde, mde_json, plan, render_mde, render_text
+
+
+def _counts(text: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ConfigError(f"--questions must be integers separated by commas, got {text!r}"
+                          ) from None
+    if not values or any(v < 1 for v in values):
+        raise ConfigError("--questions needs at least one count >= 1")
+    return values
 
 
 def _targets(text: str) -> list[float]:
@@ -27,17 +38,34 @@ def _targets(text: str) -> list[float]:
 @click.option("--target-d", default="3,6,10", show_default=True,
               help="Target true D values in pp, comma separated.")
 @click.option("--power", type=float, default=0.8, show_default=True)
+@click.option("--questions", "questions",
+              help="Also print the minimum detectable D at these question counts, e.g. "
+                   "400,2000.")
+@click.option("--repeats", type=int,
+              help="Repeats r of the planned run; must equal the pilot's (sd(D_i) depends "
+                   "on r).")
 @click.option("--old", help="Old state (default: that of the pilot's results.json).")
 @click.option("--new", help="New state (default: that of the pilot's results.json).")
 @click.option("--judge", help="Judge of the semantic kernel (default: the run's primary).")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the plan as JSON here.")
-def command(pilot: Path, target_d: str, power: float, old: str | None, new: str | None,
-            judge: str | None, json_out: Path | None) -> None:
+def command(pilot: Path, target_d: str, power: float, questions: str | None,
+            repeats: int | None, old: str | None, new: str | None, judge: str | None,
+            json_out: Path | None) -> None:
     """Questions needed for POWER at each target D, from the per-question D_i of a pilot
-    run (PILOT: a run directory or its results.json)."""
-    result = plan(pilot_from_run(pilot, old=old, new=new, judge=judge), _targets(target_d),
-                  power)
+    run (PILOT: a run directory or its results.json); with --questions, also the minimum
+    detectable D at those sizes. Clustered pilots include the design effect."""
+    counts = _counts(questions) if questions is not None else None
+    measured = pilot_from_run(pilot, old=old, new=new, judge=judge)
+    if repeats is not None and repeats != measured.repeats:
+        raise ConfigError(f"the pilot has r = {measured.repeats}; sd(D_i) changes with r, so "
+                          f"plan r = {repeats} from a pilot run at r = {repeats}")
+    result = plan(measured, _targets(target_d), power)
     click.echo(render_text(result), nl=False)
+    doc = result.to_json()
+    if counts is not None:
+        rows = mde(measured, counts, power)
+        click.echo(render_mde(measured, rows, power), nl=False)
+        doc["mde"] = mde_json(rows)
     if json_out is not None:
-        json_out.write_text(json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8")
+        json_out.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")

@@ -9,6 +9,7 @@ from snapaudit import tables
 from snapaudit.errors import ConfigError, InputError
 from snapaudit.run.rundir import RunDir
 from snapaudit.stats.churn import per_question
+from snapaudit.stats.cluster import resampling
 from snapaudit.stats.kernels import AnswerGrid, ExactKernel, Kernel, SemanticKernel
 from snapaudit.stats.normalize import normalizer
 from snapaudit.stats.plan import Pilot, pilot_from_values
@@ -19,7 +20,8 @@ def pilot_from_run(path: Path, *, old: str | None = None, new: str | None = None
     """Per-question D_i of a run directory (or its results.json), via the analysis core.
 
     Reads ``tables/answers.jsonl`` and, when present, ``tables/labels.jsonl``; old, new, the
-    benchmark and the judge default to those of ``results.json``.
+    benchmark and the judge default to those of ``results.json``. Answer rows with ``cluster``
+    labels give the pilot its design effect.
     """
     rd = RunDir(path.parent if path.is_file() else path)
     run_dir = rd.path
@@ -42,7 +44,8 @@ def pilot_from_run(path: Path, *, old: str | None = None, new: str | None = None
         chosen = judge or judge_of_run or ("default" if "default" in names else names[0])
         kernels["semantic"] = SemanticKernel(labels, chosen)
     values = {k: per_question(grid, kern, old, new).d for k, kern in kernels.items()}
-    return pilot_from_values(values, grid.repeats, source=str(run_dir))
+    groups = resampling(rows, grid.question_ids).groups  # None unless rows name clusters
+    return pilot_from_values(values, grid.repeats, source=str(run_dir), groups=groups)
 
 
 def _str(value: object) -> str | None:
