@@ -13,6 +13,7 @@ so a caller can catch one type. The CLI maps them to exit codes::
     ├── BackendError                    a backend that cannot be used (missing extra, bad model)
     ├── TransportInvalid                one retryable failed external call (never escapes a run)
     ├── RetriesExhaustedError           cells that still failed after every retry
+    ├── FailFastError                   a stage whose first attempts all failed identically
     └── VerificationError               `verify` found claims that do not reproduce (exit 3)
 
 ``GateFailed`` is not an error: the release gate reports through the result.
@@ -20,7 +21,7 @@ so a caller can catch one type. The CLI maps them to exit codes::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 
 class SnapauditError(Exception):
@@ -77,24 +78,58 @@ class TransportInvalid(SnapauditError):
     """One failed external call that is retried: connection error, timeout, 429/5xx,
     unparseable or schema-violating body, empty or oversized answer."""
 
-    def __init__(self, reason: str, *, detail: str = "", retry_after: float | None = None):
+    def __init__(self, reason: str, *, detail: str = "", retry_after: float | None = None,
+                 body: str = ""):
         self.reason = reason
         self.detail = detail
         self.retry_after = retry_after
+        # a redacted excerpt of an error body that is not kept in the ledger (5xx): used
+        # only to tell identical failures apart and to quote them when failing fast
+        self.body = body
         super().__init__(f"{reason}: {detail}" if detail else reason)
 
 
 class RetriesExhaustedError(SnapauditError):
     """Cells that exhausted their retries; they are listed, never dropped."""
 
-    def __init__(self, stage: str, cell_keys: Sequence[str]):
+    def __init__(self, stage: str, cell_keys: Sequence[str],
+                 reasons: Mapping[str, int] | None = None,
+                 last_errors: Mapping[str, str] | None = None):
         self.stage = stage
         self.cell_keys = list(cell_keys)
+        self.reasons = dict(reasons or {})
+        self.last_errors = dict(last_errors or {})
         shown = ", ".join(self.cell_keys[:10])
         more = f" (+{len(self.cell_keys) - 10} more)" if len(self.cell_keys) > 10 else ""
+        why = failure_lines(self.reasons, self.last_errors)
         super().__init__(
             f"{len(self.cell_keys)} {stage} cell(s) exhausted their retries: {shown}{more}; "
-            "re-run the same command to retry them"
+            "re-run the same command to retry them" + "".join(f"\n  {w}" for w in why)
+        )
+
+
+def failure_lines(reasons: Mapping[str, int], last_errors: Mapping[str, str]) -> list[str]:
+    """``failures by reason: http_503 x12, timeout x3`` and one ``last error`` per endpoint."""
+    out = []
+    if reasons:
+        out.append("failures by reason: " + ", ".join(
+            f"{r} x{n}" for r, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))))
+    out += [f"last error at {ep}: {err}" for ep, err in sorted(last_errors.items())]
+    return out
+
+
+class FailFastError(SnapauditError):
+    """A stage stopped early: its first attempts all failed with one identical error, which
+    is a configuration problem (wrong response format, unknown model, ...), not bad luck."""
+
+    def __init__(self, stage: str, error: str, failures: int, cells: int):
+        self.stage = stage
+        self.error = error
+        self.failures = failures
+        self.cells = cells
+        super().__init__(
+            f"{stage}: stopped after {failures} identical failures across {cells} cells and no "
+            f"success (likely a configuration error; fix it and re-run): {error}"
         )
 
 

@@ -227,7 +227,8 @@ async def replicate_run_dir(run_dir: Path, generator: GeneratorConfig, sample: i
     r = protocol.run
     policy = RetryPolicy(concurrency=r.concurrency, rate_limit_per_s=r.rate_limit_per_s,
                          max_attempts=r.max_attempts, backoff_base_s=r.backoff_base_s,
-                         backoff_max_s=r.backoff_max_s, design_seed=protocol.design.seed)
+                         backoff_max_s=r.backoff_max_s, design_seed=protocol.design.seed,
+                         max_retry_after_s=r.max_retry_after_s)
     questions = {row.question_id: row.question or "" for row in answers}
     judge = build_judge(judge_config)
     try:

@@ -61,7 +61,8 @@ def main(argv: list[str] | None = None) -> Any:
     """Console entry point: library errors become one clear line and an exit code."""
     try:
         return cli.main(args=argv, standalone_mode=False)
-    except click.exceptions.Abort:
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        _ignore_sigint()  # exiting: a further Ctrl-C must not turn 130 into a traceback
         click.echo("aborted", err=True)
         sys.exit(130)
     except click.ClickException as exc:
@@ -70,3 +71,11 @@ def main(argv: list[str] | None = None) -> Any:
     except SnapauditError as exc:
         click.echo(f"error: {redact_message(str(exc))}", err=True)
         sys.exit(exc.exit_code)
+
+
+def _ignore_sigint() -> None:
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -36,7 +36,8 @@ class RunContext:
         r = self.protocol.run
         rate = r.rate_limit_per_s if rate_limited else None
         return RetryPolicy(r.concurrency, rate, r.max_attempts,
-                           r.backoff_base_s, r.backoff_max_s, self.protocol.design.seed)
+                           r.backoff_base_s, r.backoff_max_s, self.protocol.design.seed,
+                           r.max_retry_after_s)
 
     def locked(self, stage: str) -> bool:
         return any(rec.stage == stage for rec in self.chain)

@@ -8,7 +8,6 @@ preflight (validate, select the cohort, build systems, reach endpoints; nothing 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from snapaudit.hashing import sha256_file, sha256_json
 from snapaudit.progress import Progress
 from snapaudit.run import cohort
 from snapaudit.run.context import RunContext
+from snapaudit.run.interrupt import interruptible
 from snapaudit.run.ledger import Ledger
 from snapaudit.run.locks import (
     code_version,
@@ -67,8 +67,10 @@ def run_audit(protocol: Protocol, run_dir: Path | RunDir, *, base_dir: Path | No
     their own system objects; their ``spec()`` is hash-bound like any other.
     """
     rd = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
-    with rd:
-        return asyncio.run(_run_audit(protocol, rd, base_dir or Path.cwd(), progress, systems))
+    with interruptible() as run, rd:  # Ctrl-C: one clean stop, the ledger closed after it
+        outcome: RunOutcome = run(_run_audit(protocol, rd, base_dir or Path.cwd(), progress,
+                                             systems))
+        return outcome
 
 
 def reanalyze(run_dir: Path | RunDir, progress: Progress) -> RunOutcome:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +10,7 @@ from snapaudit.errors import LockError
 from snapaudit.judge.config import JudgeConfig
 from snapaudit.judge.registry import build_judge
 from snapaudit.progress import Progress
+from snapaudit.run.interrupt import interruptible
 from snapaudit.run.judge_audit import AuditPlan, run_judge_audit
 from snapaudit.run.rundir import RunDir
 from snapaudit.run.runner import RetryPolicy
@@ -42,7 +42,8 @@ async def audit_run_dir(rd: RunDir, judge_config: JudgeConfig, sample: int,
     r = protocol.run
     policy = RetryPolicy(concurrency=r.concurrency, rate_limit_per_s=r.rate_limit_per_s,
                          max_attempts=r.max_attempts, backoff_base_s=r.backoff_base_s,
-                         backoff_max_s=r.backoff_max_s, design_seed=protocol.design.seed)
+                         backoff_max_s=r.backoff_max_s, design_seed=protocol.design.seed,
+                         max_retry_after_s=r.max_retry_after_s)
     judge = build_judge(judge_config)
     try:
         result = await run_judge_audit(rd.ledger(), answers, labels, questions, judge, plan,
@@ -69,8 +70,8 @@ def judge_audit(run_dir: Path, judge_config: JudgeConfig, sample: int,
     """``snapaudit judge-audit``: audit, then, for a finished engine run (one with
     ``results.json``), re-analyse it so the second judge's labels reach
     ``tables/labels.jsonl`` and the ``judges`` section of ``results.json``."""
-    with RunDir(run_dir) as rd:
-        agreement, path = asyncio.run(audit_run_dir(rd, judge_config, sample, progress))
+    with interruptible() as run, RunDir(run_dir) as rd:
+        agreement, path = run(audit_run_dir(rd, judge_config, sample, progress))
         results: Path | None = None
         if rd.results_path.exists() and rd.has_ledger():
             from snapaudit.run.engine import reanalyze

@@ -4,9 +4,15 @@ For each cell not yet accepted, in the order given (the schedule order): acquire
 (bounded concurrency), take a rate-limit token, commit an attempt row, make the call, then
 either accept the payload (attempt and cell in one transaction) or record the
 transport-invalid outcome and retry after ``min(backoff_max, base * 2**(n-1))`` seconds, or
-the server's ``Retry-After`` when that is longer. Cells still failing after
-``max_attempts`` attempts in this invocation are raised together as
-:class:`RetriesExhaustedError` once every other cell has finished.
+the server's ``Retry-After`` when that is longer. A ``Retry-After`` longer than
+``max_retry_after_s`` is not waited for: the attempt is recorded with reason
+``retry_after_over_cap`` and the cell is not retried in this invocation. Cells still failing
+after ``max_attempts`` attempts in this invocation are raised together as
+:class:`RetriesExhaustedError` (with the failure reasons by count and the last error per
+endpoint) once every other cell has finished. A stage whose first failures are all one
+identical error stops early (:mod:`snapaudit.run.failures`). On any exit (an error, a
+cancellation, Ctrl-C) the group committer finishes its batch in flight and every attempt
+left without an outcome is marked ``interrupted`` before ``run_cells`` returns.
 """
 
 from __future__ import annotations
@@ -19,9 +25,10 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from snapaudit.errors import RetriesExhaustedError, TransportInvalid
+from snapaudit.errors import FailFastError, RetriesExhaustedError, TransportInvalid
 from snapaudit.hashing import sha256_json
 from snapaudit.progress import Progress
+from snapaudit.run.failures import FailureLog
 from snapaudit.run.ledger import Ledger
 from snapaudit.run.schedule import derive_seed
 from snapaudit.systems.redact import redact
@@ -59,6 +66,7 @@ class RetryPolicy:
     backoff_base_s: float = 0.5
     backoff_max_s: float = 30.0
     design_seed: int = 0
+    max_retry_after_s: float = 300.0
 
     def backoff(self, failures: int, retry_after: float | None) -> float:
         delay = min(self.backoff_max_s, self.backoff_base_s * 2.0 ** (failures - 1))
@@ -88,6 +96,8 @@ class GroupCommitter:
         self.ledger = ledger
         self._pending: list[tuple[Callable[[Ledger], Any], asyncio.Future[Any]]] = []
         self._wake = asyncio.Event()
+        self._closing = False
+        self._inflight: asyncio.Future[list[Any]] | None = None
         self._task = asyncio.create_task(self._flush_forever())
 
     async def call(self, op: Callable[[Ledger], Any]) -> Any:
@@ -98,13 +108,19 @@ class GroupCommitter:
 
     async def _flush_forever(self) -> None:
         while True:
+            if self._closing and not self._pending:
+                return
             await self._wake.wait()
             self._wake.clear()
             batch, self._pending = self._pending, []
             if not batch:
                 continue
+            inflight = asyncio.get_running_loop().run_in_executor(
+                None, self.ledger.run_batch, [op for op, _ in batch])
+            self._inflight = inflight
             try:
-                results = await asyncio.to_thread(self.ledger.run_batch, [op for op, _ in batch])
+                # shielded: cancelling the flusher never abandons a batch mid-transaction
+                results = await asyncio.shield(inflight)
             except BaseException as exc:
                 for _, fut in batch:
                     if not fut.done():
@@ -121,11 +137,20 @@ class GroupCommitter:
                     fut.set_result(result)
 
     async def aclose(self) -> None:
-        while self._pending:
-            await asyncio.sleep(0)
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+        """Commit what is queued, then stop; never returns while a batch is in its thread
+        (closing the ledger under a running batch crashed SQLite), even when cancelled."""
+        self._closing = True
+        self._wake.set()
+        try:
+            await asyncio.shield(self._task)
+        finally:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            inflight = self._inflight
+            if inflight is not None and not inflight.done():
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait({inflight})
 
 
 async def run_cells(
@@ -145,13 +170,14 @@ async def run_cells(
     bucket = TokenBucket(policy.rate_limit_per_s)
     counts = {"attempts": 0, "invalid": 0, "accepted": 0}
     exhausted: list[str] = []
+    log = FailureLog(stage, accepted=len(tasks) - len(todo))  # fail fast before any success
 
     failed: list[BaseException] = []
     writer = GroupCommitter(ledger)
 
     async def one(task: CellTask) -> None:
         try:
-            ok = await _drive(writer, stage, task, policy, bucket, sem, counts)
+            ok = await _drive(writer, stage, task, policy, bucket, sem, counts, log)
         except BaseException as exc:
             failed.append(exc)
             raise
@@ -171,18 +197,24 @@ async def run_cells(
                 break
             t = asyncio.create_task(one(task))
             running.append(t)
-        results = await asyncio.gather(*running, return_exceptions=True)
-        for r in results:
-            if isinstance(r, BaseException):
-                raise r
+        if running:  # the first error stops the stage; the others are cancelled below
+            finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_EXCEPTION)
+            for t in running:
+                error = t.exception() if t in finished and not t.cancelled() else None
+                if error is not None:
+                    raise error
     finally:
         for t in running:
             t.cancel()
         await asyncio.gather(*running, return_exceptions=True)
-        await writer.aclose()
+        try:
+            await writer.aclose()
+        finally:
+            ledger.interrupt_unfinished()  # no call of this stage is still in flight
     if exhausted:
         order = {t.cell_key: i for i, t in enumerate(tasks)}
-        raise RetriesExhaustedError(stage, sorted(exhausted, key=order.__getitem__))
+        raise RetriesExhaustedError(stage, sorted(exhausted, key=order.__getitem__),
+                                    dict(log.reasons), log.last_error)
     return StageSummary(stage, len(tasks), len(tasks) - len(todo), counts["accepted"],
                         counts["attempts"], counts["invalid"])
 
@@ -195,6 +227,7 @@ async def _drive(
     bucket: TokenBucket,
     sem: asyncio.Semaphore,
     counts: dict[str, int],
+    log: FailureLog,
 ) -> bool:
     """Attempts for one cell (holding a slot except while backing off); True once accepted."""
     request_hash = sha256_json(task.request)
@@ -215,11 +248,21 @@ async def _drive(
             result = await task.call(attempt_no, seed)
         except TransportInvalid as exc:
             counts["invalid"] += 1
+            reason, detail, retry_after = exc.reason, redact(exc.detail)[:500], exc.retry_after
+            over_cap = retry_after is not None and retry_after > policy.max_retry_after_s
+            if over_cap:
+                detail = (f"{reason}: the server asked to wait {retry_after:g} s (Retry-After), "
+                          f"over run.max_retry_after_s = {policy.max_retry_after_s:g}; not "
+                          "retried in this run")
+                reason = "retry_after_over_cap"
             await writer.call(partial(
                 Ledger.finish_attempt_op, attempt_id=attempt_id, outcome="transport_invalid",
-                reason=exc.reason, error=redact(exc.detail)[:500] or None,
-                latency_s=time.monotonic() - start))
-            retry_after = exc.retry_after
+                reason=reason, error=detail or None, latency_s=time.monotonic() - start))
+            fatal = log.record(key, reason, detail or redact(exc.body)[:500])
+            if fatal is not None:
+                raise FailFastError(stage, fatal, log.identical, log.cells) from None
+            if over_cap:
+                return False
             continue
         except Exception as exc:
             await writer.call(partial(
@@ -233,6 +276,7 @@ async def _drive(
             payload=result.payload, usage=result.usage, latency_s=latency,
             meta=result.meta or None))
         counts["accepted"] += 1
+        log.accepted += 1
         return True
     return False
 

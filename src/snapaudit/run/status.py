@@ -5,11 +5,14 @@ integrity check of the run directory (protocol, cohort manifest, ledger content,
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from snapaudit.errors import ConfigError, IntegrityError
+from snapaudit.errors import ConfigError, IntegrityError, failure_lines
+from snapaudit.run.failures import describe, endpoint_of
+from snapaudit.run.ledger import Ledger
 from snapaudit.run.locks import content_now, verify_chain, verify_run_files
 from snapaudit.run.rundir import LEDGER_NAME, RunDir
 
@@ -20,6 +23,8 @@ class StageStatus:
     planned: int | None
     accepted: int
     attempts: dict[str, int]
+    # failed attempts: {"reasons": {reason: count}, "last_error": {endpoint: error}}
+    failures: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +93,7 @@ def _status(rd: RunDir) -> RunStatus:
         planned[f"judge:{protocol.judge.name}"] = questions
     names = sorted(set(counts) | set(planned), key=_stage_order)
     stages = [StageStatus(s, planned.get(s), len(ledger.accepted_keys(s)),
-                          counts.get(s, {})) for s in names]
+                          counts.get(s, {}), _failures(ledger, s)) for s in names]
     locks = [LockInfo(r.seq, r.stage, h, r.content) for r, h in zip(records, hashes, strict=True)]
     results_path = rd.results_path
     gate: bool | None = None
@@ -103,6 +108,15 @@ def _status(rd: RunDir) -> RunStatus:
                      locked_verified=locked, open_verified=open_checked)
 
 
+def _failures(ledger: Ledger, stage: str) -> dict[str, dict[str, Any]]:
+    reasons: Counter[str] = Counter()
+    last: dict[str, str] = {}
+    for key, reason, error in ledger.failed_attempts(stage):
+        reasons[reason] += 1
+        last[endpoint_of(stage, key)] = describe(reason, error)
+    return {"reasons": dict(reasons), "last_error": last} if reasons else {}
+
+
 def _stage_order(stage: str) -> tuple[int, str]:
     order = {"retrieval": 0, "answer": 1}
     return (order.get(stage, 2), stage)
@@ -115,6 +129,9 @@ def format_status(status: RunStatus) -> str:
         planned = f"/{s.planned}" if s.planned is not None else ""
         attempts = ", ".join(f"{k} {v}" for k, v in sorted(s.attempts.items())) or "none"
         lines.append(f"  {s.stage:<16} accepted {s.accepted}{planned}   attempts: {attempts}")
+        if s.failures:
+            lines += [f"    {w}" for w in failure_lines(s.failures["reasons"],
+                                                       s.failures["last_error"])]
     lines += ["", "locks:"]
     if not status.locks:
         lines.append("  (none yet)")

@@ -40,4 +40,5 @@ class RunConfig(Frozen):
     max_attempts: int = Field(default=5, ge=1)
     backoff_base_s: float = Field(default=0.5, ge=0)
     backoff_max_s: float = Field(default=30.0, ge=0)
+    max_retry_after_s: float = Field(default=300.0, ge=0)
     log_level: Literal["debug", "info", "warning", "error"] = "info"

@@ -123,7 +123,8 @@ def _check_status(status: int, retry_after: str | None, raw: bytes) -> None:
     if status == 429:
         raise TransportInvalid("http_429", retry_after=parse_retry_after(retry_after))
     if status >= 500:
-        raise TransportInvalid(f"http_{status}", retry_after=parse_retry_after(retry_after))
+        raise TransportInvalid(f"http_{status}", body=body_excerpt(raw),
+                               retry_after=parse_retry_after(retry_after))
     if status >= 400:
         raise BackendError(f"HTTP {status} is not retryable (check the endpoint spec): "
                            f"{body_excerpt(raw)}")

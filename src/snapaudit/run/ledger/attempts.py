@@ -106,6 +106,13 @@ class AttemptTable(LedgerStore):
             out.setdefault(stage, {})[outcome] = int(n)
         return out
 
+    def failed_attempts(self, stage: str) -> list[tuple[str, str, str | None]]:
+        """``(cell key, reason, error)`` of every failed attempt of ``stage``, oldest first."""
+        rows = self._db.execute(
+            "SELECT cell_key, COALESCE(reason, outcome), error FROM attempts WHERE stage=? "
+            "AND outcome IN ('transport_invalid', 'error') ORDER BY id", (stage,))
+        return [(str(k), str(r), e) for k, r, e in rows]
+
     def _accepted_exists(self, stage: str, cell_key: str) -> bool:
         row = self._db.execute(
             "SELECT 1 FROM cells WHERE stage=? AND cell_key=?", (stage, cell_key)

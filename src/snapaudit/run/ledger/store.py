@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,6 +24,10 @@ class LedgerStore:
         # worker thread while the event loop waits for it
         self._db = sqlite3.connect(str(self.path), isolation_level=None, timeout=30.0,
                                    check_same_thread=False)
+        # held by every transaction and by close(): the connection is never closed under a
+        # transaction running in another thread (that crashed SQLite on Ctrl-C)
+        self._lock = threading.RLock()
+        self._closed = False
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.execute("PRAGMA foreign_keys=ON")
@@ -37,10 +42,18 @@ class LedgerStore:
         self.close()
 
     def close(self) -> None:
-        self._db.close()
+        with self._lock:
+            self._closed = True
+            self._db.close()
 
     def _in_tx(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` in one explicit transaction; sqlite errors become IntegrityError."""
+        with self._lock:
+            if self._closed:
+                raise IntegrityError(f"ledger {self.path.name} is closed")
+            return self._in_tx_locked(fn)
+
+    def _in_tx_locked(self, fn: Callable[[], T]) -> T:
         try:
             self._db.execute("BEGIN IMMEDIATE")
             out = fn()

