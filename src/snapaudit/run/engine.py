@@ -33,6 +33,7 @@ from snapaudit.run.locks import (
     verify_chain,
     verify_run_files,
 )
+from snapaudit.run.preflight import needs_systems, preflight
 from snapaudit.run.protocol import (
     Protocol,
     load_protocol,
@@ -93,13 +94,15 @@ async def _run_audit(protocol: Protocol, rd: RunDir, base: Path, progress: Progr
                      given: Mapping[str, System] | None) -> RunOutcome:
     fresh = not rd.initialized()
     manifest = cohort.select(protocol.cohort, base) if fresh else None
+    locked = set() if fresh else {str(rec["stage"]) for rec, _ in rd.ledger().locks()}
+    build = given is None and needs_systems(locked)  # lazily: only for stages still open
     systems = dict(given) if given is not None else {
-        s: build_system(protocol, s, rd.path, base) for s in protocol.states.order}
-    if sorted(systems) != sorted(protocol.states.order):
+        s: build_system(protocol, s, rd.path, base) for s in protocol.states.order} \
+        if build else {}
+    if (given is not None or build) and sorted(systems) != sorted(protocol.states.order):
         raise ConfigError("systems must be given for exactly the states of states.order")
     try:
-        if fresh or not _answers_locked(rd):
-            await _preflight(systems, protocol.run.timeout_s)
+        await preflight(protocol, base, systems, locked)  # nothing written before it passes
         if fresh:
             assert manifest is not None
             initialize_run(protocol, rd, manifest, base)
@@ -113,28 +116,13 @@ async def _run_audit(protocol: Protocol, rd: RunDir, base: Path, progress: Progr
             await system.aclose()
 
 
-def _answers_locked(rd: RunDir) -> bool:
-    """Once answers are locked no endpoint is called again, so none need be reachable."""
-    return any(record["stage"] == "answer" for record, _ in rd.ledger().locks())
-
-
-async def _preflight(systems: Mapping[str, System], timeout_s: float) -> None:
-    from snapaudit.systems.http import HttpSystem
-    from snapaudit.systems.transport import check_reachable
-
-    for system in systems.values():
-        if isinstance(system, HttpSystem):
-            system.check_credentials()
-            await check_reachable(system.config.url, min(timeout_s, 10.0))
-
-
 def _open(protocol: Protocol, rd: RunDir, base: Path, progress: Progress,
           systems: dict[str, System]) -> RunContext:
     ledger = rd.ledger()
     depends = {
         "protocol_sha256": protocol_hash(protocol),
         "cohort_sha256": str(ledger.get_meta("cohort_sha256")),
-        "systems_sha256": sha256_json({s: systems[s].spec() for s in sorted(systems)}),
+        "systems_sha256": _systems_hash(ledger, systems),
         "code_version": code_version(),
         "bootstrap_sha256": sha256_json({"method": BOOTSTRAP_METHOD,
                                          **protocol.bootstrap.model_dump(mode="json")}),
@@ -143,6 +131,15 @@ def _open(protocol: Protocol, rd: RunDir, base: Path, progress: Progress,
     chain = verify_chain(ledger.locks(), content_now(ledger, protocol, base), depends)
     ledger.interrupt_unfinished()
     return RunContext(protocol, rd, base, progress, questions, systems, depends, chain)
+
+
+def _systems_hash(ledger: Ledger, systems: Mapping[str, System]) -> str:
+    """Of the systems' specs; with no system built (answers locked), the locks' own value."""
+    if systems:
+        return sha256_json({s: systems[s].spec() for s in sorted(systems)})
+    for record, _ in ledger.locks():
+        return str(record.get("depends", {}).get("systems_sha256", ""))
+    return ""
 
 
 # ---------------------------------------------------------------- stages

@@ -5,9 +5,9 @@ with its own SIGINT handler: the first SIGINT cancels the coroutine's task, whic
 cleans up (the runner's group committer finishes its batch in flight, calls in flight are
 abandoned and their attempts marked ``interrupted``, systems are closed); further SIGINTs
 while it does so are ignored, so no KeyboardInterrupt can land inside that cleanup or inside
-closing the ledger. Then ``KeyboardInterrupt`` is raised (the CLI exits 130). Worker threads
-are not waited for when the loop closes (an abandoned local-model call keeps its thread
-until the process exits). Outside the main thread the coroutine runs under plain
+closing the ledger. Then ``KeyboardInterrupt`` is raised (the CLI exits 130). An abandoned
+local-model call keeps its own daemon thread until the process exits; nothing waits for
+it. Outside the main thread the coroutine runs under plain
 :func:`asyncio.run`.
 """
 
@@ -74,5 +74,8 @@ def _close(loop: asyncio.AbstractEventLoop) -> None:
         if left:
             loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
         loop.run_until_complete(loop.shutdown_asyncgens())
+        # as asyncio.run: lets closed transports finish closing; the default executor only
+        # runs ledger batches, which are awaited already (model calls have their own thread)
+        loop.run_until_complete(loop.shutdown_default_executor())
     finally:
         loop.close()
