@@ -7,11 +7,17 @@ only); the answer and label tables equal what the ledger cells say; then every c
 does not need gold is recomputed with the analysis core on the sanitized tables. With
 ``--gold`` the gold file must match the gold lock and the gold claims are recomputed too.
 Any failure raises :class:`VerificationError` (exit 3) naming each claim or file.
+
+Before any of that the artifact's layout is checked without opening anything
+(:mod:`snapaudit.artifact.safety`): symbolic links, special files, names outside the name
+rule, manifest entries that are absolute or contain ``..``, a judge name in
+``protocol.json`` or a stage in ``locks.json`` that could name a path are refused; every
+JSON file is decoded with a depth limit; a malformed artifact is exit 3 with a message,
+never a traceback.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,8 +25,10 @@ from typing import Any
 
 from snapaudit.artifact.export import SENSITIVE_KEYS
 from snapaudit.artifact.export import claims as claims_of
+from snapaudit.artifact.safety import check_tree, entry_path, entry_problem, load_json, load_jsonl
 from snapaudit.errors import ConfigError, IntegrityError, VerificationError
 from snapaudit.hashing import sha256_file, sha256_json
+from snapaudit.names import NAME_RULE, is_name
 from snapaudit.tables import AnswerRow, PairLabel, read_answers, read_gold, read_labels
 
 
@@ -32,36 +40,45 @@ class VerifyReport:
     notes: list[str] = field(default_factory=list)
 
 
-def _json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def _jsonl(path: Path) -> list[Any]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-
-
-def check_files(root: Path, report: VerifyReport) -> dict[str, Any]:
-    manifest: dict[str, Any] = _json(root / "manifest.json")
-    for name, digest in sorted(manifest["files"].items()):
-        path = root / name
+def check_files(root: Path, present: list[str], report: VerifyReport) -> dict[str, Any]:
+    manifest: dict[str, Any] = load_json(root, "manifest.json")
+    listed = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(listed, dict) or not all(isinstance(d, str) for d in listed.values()):
+        raise VerificationError(["file manifest.json: no 'files' table of names and hashes"])
+    unsafe = [p for p in (entry_problem(root, name) for name in sorted(listed)) if p]
+    if unsafe:  # refused before any listed file is opened
+        raise VerificationError(unsafe)
+    for name, digest in sorted(listed.items()):
+        path = entry_path(root, name)
         if not path.is_file():
             report.failures.append(f"file {name}: missing")
         elif sha256_file(path) != digest:
             report.failures.append(f"file {name}: content differs from the manifest")
-    extra = sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
-                   if p.is_file() and p.name != "manifest.json"
-                   and p.relative_to(root).as_posix() not in manifest["files"])
+    extra = [name for name in present if name != "manifest.json" and name not in listed]
     report.failures += [f"file {name}: not listed in the manifest" for name in extra]
+    if not report.failures:
+        for name in sorted(listed):  # every JSON file decodes within the depth limit
+            if name.endswith(".jsonl"):
+                load_jsonl(root, name)
+            elif name.endswith(".json"):
+                load_json(root, name)
     return manifest
+
+
+def judge_name(protocol: Any) -> str:
+    """The judge name of ``protocol.json``, refused unless it follows the name rule."""
+    judge = protocol.get("judge") if isinstance(protocol, dict) else None
+    name = (judge or {}).get("name", "judge") if isinstance(judge, dict | None) else None
+    if not is_name(name):
+        raise VerificationError([f"file protocol.json: judge name {name!r} {NAME_RULE}"])
+    return str(name)
 
 
 def _content(root: Path, stage: str) -> dict[str, str]:
     """What Ledger.content_hashes(stage) gave, recomputed from the exported rows."""
     name = stage.replace(":", "_")
-    cells = _jsonl(root / "ledger" / f"{name}.cells.jsonl")
-    attempts = _jsonl(root / "ledger" / f"{name}.attempts.jsonl")
+    cells = load_jsonl(root, f"ledger/{name}.cells.jsonl")
+    attempts = load_jsonl(root, f"ledger/{name}.attempts.jsonl")
     return {"cells_sha256": sha256_json([[c["cell_key"], c["attempt_id"], c["payload"]]
                                          for c in cells]),
             "n_cells": str(len(cells)),
@@ -85,17 +102,21 @@ def _sanitized_stage(root: Path, stage: str) -> bool:
     if stage == "answer":  # answers are published whole; their lock is always recomputed
         return False
     name = stage.replace(":", "_")
-    return any(_has_marker(c.get("payload")) for c in _jsonl(root / "ledger" /
-                                                              f"{name}.cells.jsonl"))
+    return any(_has_marker(c.get("payload"))
+               for c in load_jsonl(root, f"ledger/{name}.cells.jsonl"))
 
 
 def check_locks(root: Path, protocol: dict[str, Any],
                 gold: Path | None, report: VerifyReport) -> None:
-    from snapaudit.run.locks import verify_chain
+    from snapaudit.run.locks import STAGE_ORDER, verify_chain
 
-    stored = [(rec, h) for rec, h in _json(root / "locks.json")]
+    stored = [(rec, h) for rec, h in load_json(root, "locks.json")]
+    odd = [rec.get("stage") for rec, _ in stored if rec.get("stage") not in STAGE_ORDER]
+    if odd:  # refused before any stage's ledger file is read
+        raise VerificationError([f"file locks.json: stage {s!r} is not one of "
+                                 f"{', '.join(STAGE_ORDER)}" for s in odd])
     judge = protocol.get("judge", {})
-    judge_stage = f"judge:{judge.get('name', 'judge')}"
+    judge_stage = f"judge:{judge_name(protocol)}"
     content: dict[str, dict[str, str]] = {}
     for rec, _ in stored:
         stage = rec.get("stage")
@@ -121,7 +142,7 @@ def check_locks(root: Path, protocol: dict[str, Any],
 
 def check_tables(root: Path, protocol: dict[str, Any], answers: list[AnswerRow],
                  labels: list[PairLabel], report: VerifyReport) -> None:
-    cells = {c["cell_key"]: c["payload"] for c in _jsonl(root / "ledger" / "answer.cells.jsonl")}
+    cells = {c["cell_key"]: c["payload"] for c in load_jsonl(root, "ledger/answer.cells.jsonl")}
     if not cells:
         report.notes.append("no ledger cells in the artifact; tables checked by claims only")
         return
@@ -142,7 +163,8 @@ def check_labels(root: Path, labels: list[PairLabel], report: VerifyReport) -> N
     for path in sorted((root / "ledger").glob("judge_*.cells.jsonl")):
         name = path.name.removeprefix("judge_").removesuffix(".cells.jsonl")
         ledger[name] = {(c["cell_key"], tuple(x["a"]), tuple(x["b"]), bool(x["same"]))
-                        for c in _jsonl(path) for x in c["payload"].get("labels", [])}
+                        for c in load_jsonl(root, f"ledger/{path.name}")
+                        for x in c["payload"].get("labels", [])}
     if not any(ledger.values()):
         return
     table: dict[str, set[tuple[Any, ...]]] = {}
@@ -192,7 +214,10 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool) or isinstance(a, str) or isinstance(b, str):
         return bool(a == b)
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+        try:
+            return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+        except OverflowError:  # an integer too large for a float
+            return bool(a == b)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     return bool(a == b)
@@ -214,28 +239,43 @@ def check_claims(stated: list[dict[str, Any]], recomputed: dict[str, Any], with_
                                    f"{got[name]!r}")
 
 
+_MALFORMED = (KeyError, TypeError, AttributeError, IndexError, ValueError, OverflowError,
+              RecursionError)
+
+
 def verify_artifact(artifact: str | Path, gold: str | Path | None = None) -> VerifyReport:
     """Verify an artifact; raise VerificationError listing every failure."""
-    root = Path(artifact)
+    try:
+        return _verify(Path(artifact), gold)
+    except _MALFORMED as exc:  # a hostile or damaged artifact: a message, not a traceback
+        raise VerificationError([f"artifact is malformed ({type(exc).__name__}: "
+                                 f"{str(exc)[:200]})"]) from None
+
+
+def _verify(root: Path, gold: str | Path | None) -> VerifyReport:
     report = VerifyReport()
+    if not root.is_dir():
+        raise VerificationError([f"artifact {root}: not a directory"])
     if not (root / "manifest.json").is_file() and _is_run_dir(root):
         raise ConfigError(f"{root} is a run directory, not an artifact; export it first: "
                           f"snapaudit export {root} --out ARTIFACT, then snapaudit verify "
                           "ARTIFACT")
-    if not (root / "manifest.json").is_file():
+    present = check_tree(root)
+    if "manifest.json" not in present:
         raise VerificationError([f"file manifest.json: missing from {root}"])
-    check_files(root, report)
+    check_files(root, present, report)
     if report.failures:
         raise VerificationError(report.failures)
-    protocol = _json(root / "protocol.json")
+    protocol = load_json(root, "protocol.json")
+    judge_name(protocol)
     gold_path = Path(gold) if gold is not None else None
     check_locks(root, protocol, gold_path, report)
-    answers = read_answers(root / "tables" / "answers.jsonl")
-    labels = read_labels(root / "tables" / "labels.jsonl", answers)
+    answers = read_answers(entry_path(root, "tables/answers.jsonl"))
+    labels = read_labels(entry_path(root, "tables/labels.jsonl"), answers)
     check_tables(root, protocol, answers, labels, report)
     gold_table = _gold(root, gold_path, protocol, report) if gold_path is not None else None
-    results = _json(root / "results.json")
-    stated = _json(root / "claims.json")
+    results = load_json(root, "results.json")
+    stated = load_json(root, "claims.json")
     if {c["claim"]: c["value"] for c in stated} != {c["claim"]: c["value"]
                                                      for c in claims_of(results)}:
         report.failures.append("claims.json: differs from the claims of results.json")
@@ -256,7 +296,7 @@ def _gold(root: Path, path: Path, protocol: dict[str, Any],
           report: VerifyReport) -> dict[str, tuple[str, ...]]:
     fmt = str((protocol.get("gold") or {}).get("format", "auto"))
     table = read_gold(path, fmt if fmt in ("jsonl", "nq-open", "triviaqa-dpr") else "auto")
-    expected = _json(root / "gold.sha256.json")
+    expected = load_json(root, "gold.sha256.json")
     for qid, digest in sorted(expected.items()):
         if sha256_json(list(table.get(qid, ()))) != digest:
             report.failures.append(f"gold: aliases of {qid} differ from the artifact's hash")

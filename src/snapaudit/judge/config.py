@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from snapaudit._model import Frozen
+from snapaudit.names import check_name
 from snapaudit.testbed.generate.config import GeneratorConfig
 
 
@@ -23,3 +24,9 @@ class JudgeConfig(Frozen):
     rule_embedding_threshold: float | None = Field(default=None, ge=-1.0, le=1.0)
     # llm judge only: the completion budget is 64 + tokens_per_pair * pairs.
     tokens_per_pair: int = Field(default=24, ge=8, le=256)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        # The name becomes a ledger stage (judge:<name>) and file names (export, audits).
+        return check_name(value, "judge name")

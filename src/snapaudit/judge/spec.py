@@ -8,6 +8,7 @@ name (default: the kind, e.g. ``rule`` or ``openai-MODEL``).
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -16,6 +17,7 @@ from pydantic import ValidationError
 
 from snapaudit.errors import ConfigError
 from snapaudit.judge.config import JudgeConfig
+from snapaudit.names import check_name
 from snapaudit.testbed.generate.config import GeneratorConfig
 
 Backend = Literal["openai", "anthropic", "local"]
@@ -60,7 +62,7 @@ def short_generator(spec: str) -> GeneratorConfig:
 
 
 def generator_name(config: GeneratorConfig) -> str:
-    return f"{config.backend}-{config.model}".replace("/", "-").replace(":", "-")
+    return re.sub(r"[^A-Za-z0-9_.-]", "-", f"{config.backend}-{config.model}")[:128]
 
 
 def parse_generator_spec(spec: str) -> GeneratorConfig:
@@ -95,4 +97,9 @@ def parse_judge_spec(spec: str) -> JudgeConfig:
             raise ConfigError(f"judge spec {spec!r}: {exc}") from None
     if config.kind not in ("llm", "rule"):
         raise ConfigError(f"judge spec {spec!r}: an audit judge must be kind 'llm' or 'rule'")
+    if name:
+        try:
+            check_name(name, "judge name")
+        except ValueError as exc:
+            raise ConfigError(f"judge spec {spec!r}: {exc}") from None
     return config.model_copy(update={"name": name}) if name else config

@@ -19,6 +19,7 @@ from snapaudit._model import Frozen
 from snapaudit.errors import ProtocolError
 from snapaudit.hashing import sha256_json
 from snapaudit.judge.config import JudgeConfig
+from snapaudit.names import check_name
 from snapaudit.stats.gate import GateConfig
 from snapaudit.systems.config import AuthConfig, HttpSystemConfig, RunConfig
 from snapaudit.testbed.generate.config import GeneratorConfig
@@ -28,7 +29,6 @@ __all__ = ["AuthConfig", "HttpSystemConfig", "Protocol", "RunConfig", "load_prot
            "protocol_hash"]
 
 SCHEMA_VERSION = 1
-_STATE_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
 class StatesConfig(Frozen):
@@ -41,8 +41,7 @@ class StatesConfig(Frozen):
         if len(set(self.order)) != len(self.order):
             raise ValueError("states.order has duplicate states")
         for s in self.order:
-            if not _STATE_RE.match(s):
-                raise ValueError(f"state name {s!r} may only use letters, digits, '_', '.', '-'")
+            check_name(s, "state name")
         for key in ("old", "new"):
             if getattr(self, key) not in self.order:
                 raise ValueError(f"states.{key} = {getattr(self, key)!r} is not in states.order")
