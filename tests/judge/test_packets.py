@@ -123,10 +123,12 @@ def test_malformed_verdicts_are_transport_invalid(case: str) -> None:
     assert info.value.reason == "schema"
 
 
-def test_invalid_json_text_is_transport_invalid() -> None:
+@pytest.mark.parametrize("text", ['{"pairs": [', '{"pairs": ' + "9" * 5000 + "}",
+                                  "[" * 100_000 + "]" * 100_000])
+def test_invalid_json_text_is_transport_invalid(text: str) -> None:
     packet, _ = build_packet("q1", "Who?", answers8()[:3], seed=5)
     with pytest.raises(TransportInvalid) as info:
-        parse_verdict_text(packet, '{"pairs": [')
+        parse_verdict_text(packet, text)
     assert info.value.reason == "schema"
 
 

@@ -155,8 +155,8 @@ def parse_verdict_text(packet: JudgePacket, text: str) -> Verdict:
         body = body.rsplit("```", 1)[0]
     try:
         obj = json.loads(body)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise _invalid(f"invalid JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # syntax, digit limit, nesting
+        raise _invalid(f"invalid JSON: {str(exc)[:120]}") from None
     return parse_verdict(packet, obj)
 
 
