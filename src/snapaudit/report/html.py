@@ -1,8 +1,10 @@
 """The self-contained HTML report: inline CSS, inline SVG, a little inline JS, no network.
 
-Every string that came from answers, questions or documents goes through
-:func:`html.escape`; JSON embedded in a ``<script>`` has ``<``, ``>``, ``&`` and the two
-JavaScript line separators escaped, so no value can close the script or open a comment.
+Every string shown as element content goes through :func:`snapaudit.report.untrusted.html`
+(escaped, control and bidi characters shown, isolated in ``<bdi>``); attributes and the
+title through :func:`html.escape`; JSON embedded in a ``<script>`` has ``<``, ``>``, ``&``
+and the two JavaScript line separators escaped, so no value can close the script or open a
+comment.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from html import escape
 from typing import Any
 
 from snapaudit.report.model import Figure, Report, Section, Table
+from snapaudit.report.untrusted import html as _u
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1180px;padding:16px 24px;
@@ -82,23 +85,23 @@ def _e(text: object) -> str:
 
 
 def table_html(table: Table) -> str:
-    cap = f"<caption>{_e(table.caption)}</caption>" if table.caption else ""
-    head = "".join(f"<th>{_e(h)}</th>" for h in table.header)
-    rows = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>"
+    cap = f"<caption>{_u(table.caption)}</caption>" if table.caption else ""
+    head = "".join(f"<th>{_u(h)}</th>" for h in table.header)
+    rows = "".join("<tr>" + "".join(f"<td>{_u(c)}</td>" for c in row) + "</tr>"
                    for row in table.rows)
     return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
 def figure_html(fig: Figure) -> str:
     # fig.svg is built by report.figures, which escapes every label it draws.
-    return (f"<figure>{fig.svg}<figcaption>{_e(fig.caption)}</figcaption>"
+    return (f"<figure>{fig.svg}<figcaption>{_u(fig.caption)}</figcaption>"
             f"<details class=\"data\"><summary>data</summary>{table_html(fig.data)}</details>"
             "</figure>")
 
 
 def section_html(section: Section) -> str:
-    parts = [f"<h2>{_e(section.title)}</h2>"]
-    parts += [f"<p>{_e(p)}</p>" for p in section.paragraphs]
+    parts = [f"<h2>{_u(section.title)}</h2>"]
+    parts += [f"<p>{_u(p)}</p>" for p in section.paragraphs]
     parts += [figure_html(f) for f in section.figures]
     parts += [table_html(t) for t in section.tables]
     return "<section>" + "".join(parts) + "</section>"
@@ -107,28 +110,28 @@ def section_html(section: Section) -> str:
 def _answers_cell(answers: list[list[str]]) -> str:
     out = []
     for text, mark in answers:
-        badge = f' <span class="{_e(mark)}">[{_e(mark)}]</span>' if mark else ""
-        out.append(f"{_e(text)}{badge}")
+        badge = f' <span class="{_e(mark)}">[{_u(mark)}]</span>' if mark else ""
+        out.append(f"{_u(text)}{badge}")
     return "<br>".join(out)
 
 
 def _evidence(diffs: list[dict[str, Any]]) -> str:
-    lines = [f"{_e(d['from'])}→{_e(d['to'])}: +{_e(', '.join(d['entered']) or '-')} "
-             f"−{_e(', '.join(d['left']) or '-')}" for d in diffs]
+    lines = [f"{_u(d['from'])}→{_u(d['to'])}: +{_u(', '.join(d['entered']) or '-')} "
+             f"−{_u(', '.join(d['left']) or '-')}" for d in diffs]
     return '<div class="ev">' + "<br>".join(lines) + "</div>"
 
 
 def drilldown_html(report: Report) -> str:
     states = report.states
-    head = "".join(f"<th>{_e(h)}</th>" for h in
+    head = "".join(f"<th>{_u(h)}</th>" for h in
                    ("id", "question", "flip", "plant", "path", *states, "judged different",
                     "evidence diff (+entered −left)"))
     rows = []
     for row in report.drilldown:
-        cells = [_e(row["id"]), _e(row["question"]), "yes" if row["flip"] else "",
-                 _e(row["plant"]), _e(row["path"])]
+        cells = [_u(row["id"]), _u(row["question"]), "yes" if row["flip"] else "",
+                 _u(row["plant"]), _u(row["path"])]
         cells += [_answers_cell(row["answers"].get(s, [])) for s in states]
-        cells += ["<br>".join(_e(x) for x in row["different"]), _evidence(row["evidence"])]
+        cells += ["<br>".join(_u(x) for x in row["different"]), _evidence(row["evidence"])]
         cls = ' class="flip"' if row["flip"] else ""
         rows.append(f'<tr data-flip="{1 if row["flip"] else 0}"{cls}>'
                     + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
@@ -148,8 +151,8 @@ def render_html(report: Report) -> str:
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
         f"style-src 'unsafe-inline'; script-src '{_JS_HASH}'; img-src data:\">"
         f"<title>{_e(report.title)} {_e(report.subtitle)}</title><style>{_CSS}</style></head>"
-        f"<body><h1>{_e(report.title)}</h1><p>{_e(report.subtitle)}</p>"
-        f"<div class=\"verdict {cls}\">{_e(report.verdict)}</div>"
+        f"<body><h1>{_u(report.title)}</h1><p>{_u(report.subtitle)}</p>"
+        f"<div class=\"verdict {cls}\">{_u(report.verdict)}</div>"
         + "".join(section_html(s) for s in report.sections)
         + drilldown_html(report)
         + f"<script type=\"application/json\" id=\"report-data\">{data}</script>"

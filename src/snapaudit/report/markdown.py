@@ -1,26 +1,25 @@
 """The Markdown report: the same content as the HTML page, figures given as their data.
 
-Text from answers, questions and documents is HTML-escaped and Markdown table pipes are
-escaped, so a Markdown viewer that renders inline HTML cannot be made to run script.
+Every string goes through :func:`snapaudit.report.untrusted.md`: text with anything a
+CommonMark or GFM renderer could read as markup is put in a code span, so no answer,
+question or document id becomes a link, an image or HTML, and control characters are shown.
 """
 
 from __future__ import annotations
 
-from html import escape
-
 from snapaudit.report.model import Report, Section, Table
+from snapaudit.report.untrusted import md as _md
 
 
-def _md(text: object) -> str:
-    cleaned = " ".join(str(text).split())
-    return escape(cleaned, quote=False).replace("|", "\\|").replace("`", "\\`")
+def _cell(text: object) -> str:
+    return _md(text, table=True)
 
 
 def table_md(table: Table) -> str:
     lines = [f"**{_md(table.caption)}**", ""] if table.caption else []
-    lines.append("| " + " | ".join(_md(h) for h in table.header) + " |")
+    lines.append("| " + " | ".join(_cell(h) for h in table.header) + " |")
     lines.append("|" + "---|" * len(table.header))
-    lines += ["| " + " | ".join(_md(c) for c in row) + " |" for row in table.rows]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in table.rows]
     return "\n".join(lines) + "\n"
 
 
