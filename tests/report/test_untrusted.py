@@ -39,7 +39,7 @@ def _hostile_run(root: Path) -> Path:
             docs = (f"{RLO}doc-{i}", *(r.doc_ids or ())[1:]) if r.doc_ids else (f"{RLO}d",)
             answer = f"{RLO}{payload} {i}" if r.state == "n7" else r.answer
             r = dataclasses.replace(r, answer=answer, doc_ids=docs,
-                                    question=f"{r.question} {payload} {RLO}")
+                                    question=f"{r.question} {' '.join(MARKDOWN)} {RLO}")
         out.append(r)
     write_answers(path, out)
     return run
