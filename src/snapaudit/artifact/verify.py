@@ -271,7 +271,7 @@ def _verify(root: Path, gold: str | Path | None) -> VerifyReport:
     gold_path = Path(gold) if gold is not None else None
     check_locks(root, protocol, gold_path, report)
     answers = read_answers(entry_path(root, "tables/answers.jsonl"))
-    labels = read_labels(entry_path(root, "tables/labels.jsonl"), answers)
+    labels = list(read_labels(entry_path(root, "tables/labels.jsonl"), answers))
     check_tables(root, protocol, answers, labels, report)
     gold_table = _gold(root, gold_path, protocol, report) if gold_path is not None else None
     results = load_json(root, "results.json")

@@ -103,7 +103,7 @@ def load_run(run_dir: str | Path) -> RunView:
         with rd:
             rd.ledger()  # every accepted cell checked against its hash and attempt
     answers = read_answers(rd.table("answers"))
-    labels = read_labels(rd.table("labels")) if rd.table("labels").exists() else []
+    labels = list(read_labels(rd.table("labels"))) if rd.table("labels").exists() else []
     gold_path = rd.table("gold")
     gold = read_gold(gold_path, "jsonl") if gold_path.exists() else None
     return RunView(run_dir=root, results=read_results(rd.results_path), answers=answers,

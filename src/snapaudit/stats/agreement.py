@@ -16,8 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from snapaudit.stats.bootstrap import summarize, whole_question_bootstrap
-from snapaudit.stats.kernels import SemanticKernel
-from snapaudit.tables import PairLabel
+from snapaudit.tables import LabelTable, PairLabel
 
 
 @dataclass(frozen=True)
@@ -44,22 +43,46 @@ class JudgeAgreement:
 
 
 def judges_of(labels: Sequence[PairLabel]) -> tuple[str, ...]:
+    if isinstance(labels, LabelTable):
+        return tuple(sorted(labels.judges[i] for i in np.unique(labels.judge).tolist()))
     return tuple(sorted({lab.judge for lab in labels}))
 
 
 def per_question_counts(labels: Sequence[PairLabel], a: str, b: str) -> np.ndarray:
     """Rows (pairs, agree, same_a, same_b, identical) per question with common pairs,
     in sorted question id order."""
-    ka, kb = SemanticKernel(labels, a).labelled(), SemanticKernel(labels, b).labelled()
-    rows: dict[str, list[int]] = {}
-    for key in sorted(set(ka) & set(kb), key=lambda k: (k[0], k[1], k[2])):
-        row = rows.setdefault(key[0], [0, 0, 0, 0])
-        row[0] += 1
-        row[1] += ka[key] == kb[key]
-        row[2] += ka[key]
-        row[3] += kb[key]
-    return np.array([[*r, int(r[0] == r[1])] for _, r in sorted(rows.items())],
-                    dtype=np.float64).reshape(-1, 5)
+    t = LabelTable.from_labels(labels)
+    keys = _pair_keys(t)
+    va, vb = _last_by_key(t, keys, a), _last_by_key(t, keys, b)
+    common, ia, ib = np.intersect1d(va[0], vb[0], assume_unique=True, return_indices=True)
+    if common.size == 0:
+        return np.zeros((0, 5))
+    sa, sb = va[1][ia].astype(np.int64), vb[1][ib].astype(np.int64)
+    nr = max(1, len(t.refs))
+    q = common // (nr * nr)
+    rank = np.empty(len(t.questions), dtype=np.int64)
+    rank[sorted(range(len(t.questions)), key=t.questions.__getitem__)] = np.arange(
+        len(t.questions))
+    size = len(t.questions)
+    cols = [np.bincount(rank[q], weights=w, minlength=size)
+            for w in (np.ones(len(q)), (sa == sb).astype(np.float64), sa, sb)]
+    out = np.column_stack([*cols, (cols[0] == cols[1]).astype(np.float64)])
+    return out[out[:, 0] > 0]
+
+
+def _pair_keys(t: LabelTable) -> np.ndarray:
+    """(question, unordered pair) of every row, as one int64."""
+    nr = max(1, len(t.refs))
+    lo, hi = np.minimum(t.a, t.b), np.maximum(t.a, t.b)
+    keys: np.ndarray = (t.q.astype(np.int64) * nr + lo) * nr + hi
+    return keys
+
+
+def _last_by_key(t: LabelTable, keys: np.ndarray, judge: str) -> tuple[np.ndarray, np.ndarray]:
+    """The judge's distinct pair keys (sorted) and its decision (the last label wins)."""
+    rows = np.flatnonzero(t.for_judge(judge))[::-1]
+    uniq, first = np.unique(keys[rows], return_index=True)
+    return uniq, t.same[rows[first]]
 
 
 def kappa_from_totals(t: np.ndarray) -> np.ndarray:

@@ -27,15 +27,16 @@ from snapaudit.stats.kernels import (
     ExactKernel,
     Kernel,
     SemanticKernel,
-    nontransitive_triangles,
+    nontransitive_counts,
+    pair_matrix,
 )
 from snapaudit.stats.ladder import Ladder, ladder
 from snapaudit.stats.metrics import Utility, utility
-from snapaudit.stats.normalize import Normalizer, normalizer
+from snapaudit.stats.normalize import normalizer
 from snapaudit.stats.overlap import Overlap, has_doc_ids, overlap
 from snapaudit.stats.secondary import Secondary, secondary
 from snapaudit.stats.transitions import Transitions, transitions
-from snapaudit.tables import AnswerRow, PairLabel, validate_labels
+from snapaudit.tables import AnswerRow, LabelTable, PairLabel, validate_labels
 
 SCHEMA_VERSION = "2"
 
@@ -182,14 +183,17 @@ def analyze(answers: Sequence[AnswerRow], *, config: AnalysisConfig,
     kernels: dict[str, Kernel] = {"exact": exact}
     judges: tuple[str, ...] = ()
     if labels:
-        validate_labels(labels, answers)
+        if not (isinstance(labels, LabelTable)
+                and labels.clean(None, grid=(grid.index, grid.states, grid.repeats))):
+            validate_labels(labels, answers)
         judges = agreement_mod.judges_of(labels)
         kernels["semantic"] = SemanticKernel(labels, _primary_judge(config, judges))
     pq = {name: per_question(grid, k, config.old, config.new) for name, k in kernels.items()}
     res = resampling(answers, grid.question_ids)
     stats = _kernel_stats(grid, kernels, pq, config, res)
     if "semantic" in stats:
-        stats["semantic"] = _with_consistency(stats["semantic"], answers, labels, norm)
+        stats["semantic"] = _with_consistency(stats["semantic"], grid, exact,
+                                              kernels["semantic"])
     gate = evaluate(config.gate, {k: {"d_hat": s.d_hat, "lcb95": s.lcb95}
                                   for k, s in stats.items()})
     main = kernels.get("semantic", exact)
@@ -216,11 +220,12 @@ def analyze(answers: Sequence[AnswerRow], *, config: AnalysisConfig,
                             ladder=config.ladder))
 
 
-def _with_consistency(stats: KernelStats, answers: Sequence[AnswerRow],
-                      labels: Sequence[PairLabel], norm: Normalizer) -> KernelStats:
-    from snapaudit.stats.consistency import identical_consistency
+def _with_consistency(stats: KernelStats, grid: AnswerGrid, exact: ExactKernel,
+                      semantic: Kernel) -> KernelStats:
+    from snapaudit.stats.consistency import identical_on_grid
 
-    c = identical_consistency(answers, labels, str(stats.judge), norm)
+    assert isinstance(semantic, SemanticKernel)
+    c = identical_on_grid(grid, exact, semantic)
     return replace(stats, identical_pairs=c.identical_pairs,
                    identical_labelled_same=c.labelled_same)
 
@@ -245,10 +250,9 @@ def _kernel_stats(grid: AnswerGrid, kernels: Mapping[str, Kernel],
         extra: dict[str, int | str | None] = {}
         kernel = kernels[name]
         if isinstance(kernel, SemanticKernel):
-            tri = [nontransitive_triangles(kernel, grid, q, (config.old, config.new))
-                   for q in grid.question_ids]
-            extra = {"judge": kernel.judge, "nontransitive_triangles": sum(tri),
-                     "nontransitive_questions": sum(1 for t in tri if t)}
+            tri = nontransitive_counts(kernel, grid, (config.old, config.new))
+            extra = {"judge": kernel.judge, "nontransitive_triangles": int(tri.sum()),
+                     "nontransitive_questions": int((tri > 0).sum())}
         out[name] = KernelStats(name, 100 * pq[name].within, 100 * pq[name].cross,
                                 100 * pq[name].d_hat, iv.lcb95, iv.ci95, iv.p_nonpositive,
                                 **extra)  # type: ignore[arg-type]
@@ -268,8 +272,9 @@ def _judges(grid: AnswerGrid, labels: Sequence[PairLabel], judges: tuple[str, ..
             d_hat[judge] = 100 * per_question(grid, kernel, config.old, config.new).d_hat
         except InputError:
             d_hat[judge] = None
-    common = [q for q in grid.question_ids
-              if all(_complete(k, grid, q, config.old, config.new) for k in kernels.values())]
+    complete = np.logical_and.reduce([_complete(k, grid, config.old, config.new)
+                                      for k in kernels.values()])
+    common = [q for q, ok in zip(grid.question_ids, complete.tolist(), strict=True) if ok]
     if common and len(common) < grid.n:
         sub = grid.subset(common)
         for judge, kernel in kernels.items():
@@ -278,8 +283,7 @@ def _judges(grid: AnswerGrid, labels: Sequence[PairLabel], judges: tuple[str, ..
     return agreement_mod.agreement(labels, first, second, d_hat, config.draws, config.seed)
 
 
-def _complete(kernel: SemanticKernel, grid: AnswerGrid, qid: str, old: str, new: str) -> bool:
-    """Whether the judge labelled every pair the semantic kernel needs for this question."""
-    refs = [*grid.refs(old), *grid.refs(new)]
-    have = kernel.labelled()
-    return all((qid, *sorted((a, b))) in have for i, a in enumerate(refs) for b in refs[i + 1:])
+def _complete(kernel: SemanticKernel, grid: AnswerGrid, old: str, new: str) -> np.ndarray:
+    """Per question: whether the judge labelled every pair the semantic kernel needs."""
+    ok: np.ndarray = np.asarray((pair_matrix(kernel, grid, (old, new)) >= 0).all(axis=(1, 2)))
+    return ok

@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
+from snapaudit.stats.kernels import AnswerGrid, ExactKernel, SemanticKernel
 from snapaudit.stats.normalize import Normalizer
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
 
@@ -43,3 +46,21 @@ def identical_consistency(answers: Sequence[AnswerRow], labels: Sequence[PairLab
             pairs += 1
             same += lab.same
     return IdenticalConsistency(judge, pairs, same)
+
+
+def identical_on_grid(grid: AnswerGrid, exact: ExactKernel,
+                      semantic: SemanticKernel) -> IdenticalConsistency:
+    """:func:`identical_consistency` on columns: the semantic kernel's labels whose answers
+    the exact kernel calls equal (equal codes, equal normalized strings)."""
+    t, rows = semantic.table, semantic.judge_rows
+    refs = [ref for s in grid.states for ref in grid.refs(s)]
+    codes = exact.codes(grid, refs)
+    slot = {ref: i for i, ref in enumerate(refs)}
+    qrow = np.array([grid.index.get(q, -1) for q in t.questions], dtype=np.int64)
+    rslot = np.array([slot.get(ref, -1) for ref in t.refs], dtype=np.int64)
+    qi, sa, sb = qrow[t.q[rows]], rslot[t.a[rows]], rslot[t.b[rows]]
+    known = (qi >= 0) & (sa >= 0) & (sb >= 0)
+    qi, sa, sb, same = qi[known], sa[known], sb[known], t.same[rows][known]
+    identical = codes[qi, sa] == codes[qi, sb]
+    return IdenticalConsistency(semantic.judge, int(identical.sum()),
+                                int((identical & same).sum()))

@@ -10,8 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 
+import numpy as np
+
 from snapaudit.stats.churn import PerQuestion
-from snapaudit.stats.kernels import AnswerGrid, Kernel
+from snapaudit.stats.kernels import AnswerGrid, Kernel, pair_matrix
 
 
 def stable(kernel: Kernel, grid: AnswerGrid, qid: str, state: str) -> bool:
@@ -30,7 +32,41 @@ def is_flip(kernel: Kernel, grid: AnswerGrid, qid: str, old: str, new: str) -> b
 
 
 def flip_ids(kernel: Kernel, grid: AnswerGrid, old: str, new: str) -> tuple[str, ...]:
-    return tuple(q for q in grid.question_ids if is_flip(kernel, grid, q, old, new))
+    mask = flip_mask(kernel, grid, old, new)
+    return tuple(q for q, f in zip(grid.question_ids, mask.tolist(), strict=True) if f)
+
+
+def state_blocks(kernel: Kernel, grid: AnswerGrid, states: tuple[str, ...]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel matrix over ``states``' refs and the rows with an unlabelled pair (those
+    are walked pair by pair, so that any error is the scalar walk's)."""
+    k = pair_matrix(kernel, grid, states)
+    incomplete: np.ndarray = np.asarray((k < 0).any(axis=(1, 2)))
+    return k, incomplete
+
+
+def stable_rows(k: np.ndarray, r: int, s: int) -> np.ndarray:
+    """Per row: every pair of the repeats of the ``s``-th state of ``k`` is the same."""
+    ju, lu = np.triu_indices(r, 1)
+    out: np.ndarray = (k[:, s * r + ju, s * r + lu] == 1).all(axis=1)
+    return out
+
+
+def cross_rows(k: np.ndarray, r: int, sa: int, sb: int, same: bool) -> np.ndarray:
+    """Per row: every cross pair of the ``sa``-th and ``sb``-th states is ``same``."""
+    block = k[:, sa * r:(sa + 1) * r, sb * r:(sb + 1) * r]
+    out: np.ndarray = np.asarray((block == int(same)).all(axis=(1, 2)))
+    return out
+
+
+def flip_mask(kernel: Kernel, grid: AnswerGrid, old: str, new: str) -> np.ndarray:
+    """:func:`is_flip` of every question at once (bool, grid order)."""
+    k, incomplete = state_blocks(kernel, grid, (old, new))
+    r = grid.repeats
+    mask: np.ndarray = stable_rows(k, r, 0) & stable_rows(k, r, 1) & cross_rows(k, r, 0, 1, same=False)
+    for i in np.flatnonzero(incomplete).tolist():
+        mask[i] = is_flip(kernel, grid, grid.question_ids[i], old, new)
+    return mask
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +86,7 @@ def flips(kernel: Kernel, grid: AnswerGrid, old: str, new: str, pq: PerQuestion)
     """Strict flips and the decomposition of D (pp) into their contribution and the rest."""
     ids = flip_ids(kernel, grid, old, new)
     chosen = set(ids)
-    d = pq.d
-    contribution = sum(float(d[i]) for i, q in enumerate(pq.question_ids) if q in chosen)
+    d = pq.d.tolist()
+    contribution = sum(d[i] for i, q in enumerate(pq.question_ids) if q in chosen)
     contribution_pp = 100 * contribution / grid.n
     return Flips(kernel.name, len(ids), ids, contribution_pp, 100 * pq.d_hat - contribution_pp)

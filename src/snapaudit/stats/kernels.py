@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import combinations
 from typing import Protocol
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from snapaudit.errors import InputError
 from snapaudit.stats.normalize import Normalizer
-from snapaudit.tables import AnswerRef, AnswerRow, PairLabel, validate_answers
+from snapaudit.tables import AnswerRef, AnswerRow, LabelTable, PairLabel, validate_answers
 
 
 @dataclass(frozen=True)
@@ -35,15 +36,18 @@ class AnswerGrid:
 
     @classmethod
     def from_rows(cls, rows: Sequence[AnswerRow], *, path: str | None = None) -> AnswerGrid:
-        validate_answers(rows, path=path)
-        repeats = max(row.repeat for row in rows)
-        cells: dict[tuple[str, str], list[AnswerRow | None]] = {}
-        for row in rows:
-            cells.setdefault((row.question_id, row.state), [None] * repeats)[row.repeat - 1] = row
-        answers = {k: tuple(r.answer for r in v if r is not None) for k, v in cells.items()}
-        docs = {k: tuple(r.doc_ids for r in v if r is not None) for k, v in cells.items()}
-        return cls(tuple(sorted({r.question_id for r in rows})),
-                   tuple(sorted({r.state for r in rows})), repeats, answers, docs)
+        cells = _full_grid(rows)
+        if cells is None:  # not a clean full grid: the row-by-row check names the problem
+            validate_answers(rows, path=path)
+            raise AssertionError("validate_answers passed a grid the column check refused")
+        qids, states, repeats, order = cells
+        answers_flat = [rows[i].answer for i in order]
+        docs_flat = [rows[i].doc_ids for i in order]
+        keys = [(q, s) for q in qids for s in states]
+        answers = {k: tuple(answers_flat[c * repeats:(c + 1) * repeats])
+                   for c, k in enumerate(keys)}
+        docs = {k: tuple(docs_flat[c * repeats:(c + 1) * repeats]) for c, k in enumerate(keys)}
+        return cls(tuple(sorted(qids)), tuple(sorted(states)), repeats, answers, docs)
 
     def subset(self, question_ids: Sequence[str]) -> AnswerGrid:
         """The same grid restricted to ``question_ids`` (kept in sorted order)."""
@@ -54,6 +58,22 @@ class AnswerGrid:
     @property
     def n(self) -> int:
         return len(self.question_ids)
+
+    @cached_property
+    def index(self) -> dict[str, int]:
+        """Row of every question id in the per-question arrays."""
+        return {q: i for i, q in enumerate(self.question_ids)}
+
+    def rows_of(self, question_ids: tuple[str, ...]) -> np.ndarray:
+        """The row of each id (-1 when not in the grid); remembered for the last tuple."""
+        cached = self.__dict__.get("_rows_of")
+        if cached is not None and cached[0] is question_ids:
+            rows: np.ndarray = cached[1]
+            return rows
+        get = self.index.get
+        rows = np.fromiter((get(q, -1) for q in question_ids), np.int64, len(question_ids))
+        self.__dict__["_rows_of"] = (question_ids, rows)
+        return rows
 
     def require_states(self, states: Sequence[str]) -> None:
         unknown = [s for s in states if s not in self.states]
@@ -66,6 +86,29 @@ class AnswerGrid:
 
     def answer(self, qid: str, ref: AnswerRef) -> str:
         return self.answers[(qid, ref.state)][ref.repeat - 1]
+
+
+def _full_grid(rows: Sequence[AnswerRow]
+               ) -> tuple[list[str], list[str], int, list[int]] | None:
+    """(questions, states in first-seen order, r, row order by question, state, repeat) when
+    ``rows`` are exactly every question x state x repeat 1..r (r >= 2) once; else None."""
+    if not rows:
+        return None
+    qs: dict[str, int] = {}
+    ss: dict[str, int] = {}
+    n = len(rows)
+    qi = np.fromiter((qs.setdefault(r.question_id, len(qs)) for r in rows), np.int64, n)
+    si = np.fromiter((ss.setdefault(r.state, len(ss)) for r in rows), np.int64, n)
+    rep = np.fromiter((r.repeat for r in rows), np.int64, n)
+    r = int(rep.max())
+    if r < 2 or int(rep.min()) < 1 or n != len(qs) * len(ss) * r:
+        return None
+    cell = (qi * len(ss) + si) * r + (rep - 1)
+    order = np.empty(n, dtype=np.int64)
+    order[cell] = np.arange(n)
+    if not np.array_equal(np.sort(cell), np.arange(n)):
+        return None
+    return list(qs), list(ss), r, order.tolist()
 
 
 class Kernel(Protocol):
@@ -81,13 +124,42 @@ class ExactKernel:
     name = "exact"
 
     def __init__(self, grid: AnswerGrid, normalize: Normalizer):
-        self._norm = {key: tuple(normalize(a) for a in vals) for key, vals in grid.answers.items()}
+        cache: dict[str, str] = {}
+        self._norm = {key: tuple(cache[a] if a in cache else cache.setdefault(a, normalize(a))
+                                 for a in vals) for key, vals in grid.answers.items()}
+        codes: dict[str, int] = {}
+        self._codes = {key: tuple(codes.setdefault(a, len(codes)) for a in vals)
+                       for key, vals in self._norm.items()}
+        self._cache: dict[tuple[tuple[str, ...], str], tuple[tuple[str, ...], np.ndarray]] = {}
 
     def normalized(self, qid: str, ref: AnswerRef) -> str:
         return self._norm[(qid, ref.state)][ref.repeat - 1]
 
     def same(self, qid: str, a: AnswerRef, b: AnswerRef) -> bool:
         return self.normalized(qid, a) == self.normalized(qid, b)
+
+    def codes(self, grid: AnswerGrid, refs: Sequence[AnswerRef]) -> np.ndarray:
+        """(n, m) codes of the normalized answers: equal codes, equal strings."""
+        states = list(dict.fromkeys(ref.state for ref in refs))
+        per_state = {s: self._state_codes(grid, s) for s in states}
+        return np.stack([per_state[ref.state][:, ref.repeat - 1] for ref in refs], axis=1)
+
+    def _state_codes(self, grid: AnswerGrid, state: str) -> np.ndarray:
+        key = (grid.question_ids, state)
+        hit = self._cache.get(key)
+        if hit is None or hit[0] is not grid.question_ids:
+            codes = self._codes
+            flat = [c for q in grid.question_ids for c in codes[(q, state)]]
+            hit = (grid.question_ids,
+                   np.array(flat, dtype=np.int64).reshape(grid.n, grid.repeats))
+            self._cache = {key: hit, **{k: v for k, v in list(self._cache.items())[-3:]}}
+        return hit[1]
+
+    def matrix(self, grid: AnswerGrid, refs: Sequence[AnswerRef]) -> np.ndarray:
+        """(n, m, m) int8: 1 where the refs' normalized answers are equal, else 0."""
+        c = self.codes(grid, refs)
+        out: np.ndarray = (c[:, :, None] == c[:, None, :]).astype(np.int8)
+        return out
 
 
 class SemanticKernel:
@@ -97,11 +169,43 @@ class SemanticKernel:
 
     def __init__(self, labels: Sequence[PairLabel], judge: str):
         self.judge = judge
-        self._same: dict[tuple[str, AnswerRef, AnswerRef], bool] = {}
-        for lab in labels:
-            if lab.judge == judge:
-                lo, hi = sorted((lab.a, lab.b))
-                self._same[(lab.question_id, lo, hi)] = lab.same
+        self.table = LabelTable.from_labels(labels)
+        self._rows = np.flatnonzero(self.table.for_judge(judge))
+        self._dict: dict[tuple[str, AnswerRef, AnswerRef], bool] | None = None
+
+    @property
+    def _same(self) -> dict[tuple[str, AnswerRef, AnswerRef], bool]:
+        if self._dict is None:  # the scalar view, built on first use (row by row)
+            t, out = self.table, {}
+            for i in self._rows.tolist():
+                lo, hi = sorted((t.refs[t.a[i]], t.refs[t.b[i]]))
+                out[(t.questions[t.q[i]], lo, hi)] = bool(t.same[i])
+            self._dict = out
+        return self._dict
+
+    @property
+    def judge_rows(self) -> np.ndarray:
+        """Rows of :attr:`table` holding this judge's labels."""
+        return self._rows
+
+    def matrix(self, grid: AnswerGrid, refs: Sequence[AnswerRef]) -> np.ndarray:
+        """(n, m, m) int8 of this judge's labels over ``refs``: 1 same, 0 different,
+        -1 unlabelled; the diagonal is 1."""
+        t, m = self.table, len(refs)
+        out = np.full((grid.n, m, m), -1, dtype=np.int8)
+        pos = {ref: i for i, ref in enumerate(refs)}
+        qrow = grid.rows_of(t.questions)
+        rpos = np.array([pos.get(ref, -1) for ref in t.refs], dtype=np.int64)
+        rows = self._rows
+        if len(rows) and len(qrow) and len(rpos):
+            qi, pa, pb = qrow[t.q[rows]], rpos[t.a[rows]], rpos[t.b[rows]]
+            ok = (qi >= 0) & (pa >= 0) & (pb >= 0)
+            value = t.same[rows][ok].astype(np.int8)
+            out[qi[ok], pa[ok], pb[ok]] = value
+            out[qi[ok], pb[ok], pa[ok]] = value
+        diag = np.arange(m)
+        out[:, diag, diag] = 1
+        return out
 
     def same(self, qid: str, a: AnswerRef, b: AnswerRef) -> bool:
         if a == b:
@@ -117,6 +221,34 @@ class SemanticKernel:
 
     def labelled(self) -> Mapping[tuple[str, AnswerRef, AnswerRef], bool]:
         return self._same
+
+
+def pair_matrix(kernel: Kernel, grid: AnswerGrid, states: Sequence[str]) -> np.ndarray:
+    """(n, m, m) int8 of k over the refs of ``states`` (m = len(states) x r), -1 where a
+    pair has no value; kernels without a ``matrix`` method are asked pair by pair."""
+    refs = [ref for s in states for ref in grid.refs(s)]
+    matrix = getattr(kernel, "matrix", None)
+    if matrix is not None:
+        out: np.ndarray = matrix(grid, refs)
+        return out
+    m = len(refs)
+    out = np.empty((grid.n, m, m), dtype=np.int8)
+    for i, q in enumerate(grid.question_ids):
+        out[i] = [[kernel.same(q, x, y) for y in refs] for x in refs]
+    return out
+
+
+def nontransitive_counts(kernel: Kernel, grid: AnswerGrid, states: Sequence[str]) -> np.ndarray:
+    """Per question, :func:`nontransitive_triangles` over the refs of ``states``."""
+    k = pair_matrix(kernel, grid, states).astype(np.int16)
+    m = k.shape[1]
+    incomplete = np.flatnonzero((k < 0).any(axis=(1, 2)))
+    for i in incomplete[:1]:  # raises the missing-label error the scalar walk would raise
+        nontransitive_triangles(kernel, grid, grid.question_ids[int(i)], states)
+    count = np.zeros(grid.n, dtype=np.int64)
+    for x, y, z in combinations(range(m), 3):
+        count += (k[:, x, y] + k[:, y, z] + k[:, x, z]) == 2
+    return count
 
 
 def block(kernel: Kernel, grid: AnswerGrid, qid: str, sa: str, sb: str) -> np.ndarray:

@@ -11,12 +11,22 @@ the ladder's first state is repeat-stable and agrees with old, with new, or neit
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
+import numpy as np
+
 from snapaudit.stats.churn import per_question
-from snapaudit.stats.flips import all_cross, flip_ids, is_flip, stable
+from snapaudit.stats.flips import (
+    all_cross,
+    cross_rows,
+    flip_ids,
+    flip_mask,
+    stable,
+    stable_rows,
+    state_blocks,
+)
 from snapaudit.stats.kernels import AnswerGrid, Kernel
 
 CLASSES = ("aligns_old", "aligns_new", "stable_third", "disagrees", "mixed")
@@ -92,20 +102,62 @@ def ladder(kernel: Kernel, grid: AnswerGrid, states: Sequence[str], old: str,
     steps = tuple(_step(kernel, grid, a, b) for a, b in pairwise(states))
     end = _step(kernel, grid, old, new)
     lo, hi = sorted((states.index(old), states.index(new)))
-    middle = {m: _count([classify_middle(kernel, grid, q, old, m, new) for q in end.flip_ids],
+    sub = grid.subset(end.flip_ids)
+    middle = {m: _count(_classes(kernel, sub, m, old, new, classify_middle, _middle_rows),
                         CLASSES) for m in states[lo + 1:hi]}
     first = states[0]
     first_state = None
     if first not in (old, new):
-        first_state = _count([classify_first(kernel, grid, q, first, old, new)
-                              for q in end.flip_ids], FIRST)
+        first_state = _count(_classes(kernel, sub, first, old, new, classify_first, _first_rows),
+                             FIRST)
+    flips = {(a, b): flip_mask(kernel, grid, a, b) for a, b in pairwise(states)}
     returns = {}
     for a, b, c in zip(states, states[1:], states[2:], strict=False):
-        returns[f"{a}->{b}->{c}"] = tuple(
-            q for q in grid.question_ids
-            if is_flip(kernel, grid, q, a, b) and is_flip(kernel, grid, q, b, c)
-            and all_cross(kernel, grid, q, a, c, same=True))
+        both = grid.subset([grid.question_ids[i] for i in
+                            np.flatnonzero(flips[(a, b)] & flips[(b, c)]).tolist()])
+        k, incomplete = state_blocks(kernel, both, (a, c))
+        back = cross_rows(k, both.repeats, 0, 1, same=True).tolist()
+        for i in np.flatnonzero(incomplete).tolist():
+            back[i] = all_cross(kernel, both, both.question_ids[i], a, c, same=True)
+        returns[f"{a}->{b}->{c}"] = tuple(q for q, x in zip(both.question_ids, back, strict=True)
+                                          if x)
     return Ladder(kernel.name, states, steps, end, middle, returns, first_state)
+
+
+def _middle_rows(k: np.ndarray, r: int) -> np.ndarray:
+    """classify_middle on complete rows of the (mid, old, new) matrix."""
+    cls = np.full(k.shape[0], "mixed", dtype=object)
+    stable_third = (stable_rows(k, r, 0) & cross_rows(k, r, 0, 1, same=False)
+                    & cross_rows(k, r, 0, 2, same=False))
+    cls[stable_third] = "stable_third"
+    cls[~stable_rows(k, r, 0)] = "disagrees"
+    cls[cross_rows(k, r, 0, 2, same=True)] = "aligns_new"
+    cls[cross_rows(k, r, 0, 1, same=True)] = "aligns_old"
+    return cls
+
+
+def _first_rows(k: np.ndarray, r: int) -> np.ndarray:
+    """classify_first on complete rows of the (first, old, new) matrix."""
+    cls = np.full(k.shape[0], "stable_other", dtype=object)
+    cls[cross_rows(k, r, 0, 2, same=True)] = "aligns_new"
+    cls[cross_rows(k, r, 0, 1, same=True)] = "aligns_old"
+    cls[~stable_rows(k, r, 0)] = "unstable"
+    return cls
+
+
+def _classes(kernel: Kernel, sub: AnswerGrid, x: str, old: str, new: str,
+             scalar: Callable[..., str], rows: Callable[[np.ndarray, int], np.ndarray]
+             ) -> list[str]:
+    """The class of every question of ``sub`` (the endpoint flips), in order."""
+    if sub.n == 0:
+        return []
+    k, incomplete = state_blocks(kernel, sub, (x, old, new))
+    out: list[str] = rows(k, sub.repeats).tolist()
+    for i in np.flatnonzero(incomplete).tolist():
+        q = sub.question_ids[i]
+        out[i] = (scalar(kernel, sub, q, old, x, new) if scalar is classify_middle
+                  else scalar(kernel, sub, q, x, old, new))
+    return out
 
 
 def _count(values: Sequence[str], keys: Sequence[str]) -> dict[str, int]:

@@ -23,6 +23,10 @@ def token_f1(answer: str, aliases: Sequence[str], normalize: Normalizer) -> floa
 
 
 def _f1(pred: list[str], gold: list[str]) -> float:
+    if pred == gold and pred:
+        return 1.0  # what the formula gives: precision = recall = 1
+    if set(pred).isdisjoint(gold):
+        return 0.0
     common = sum((Counter(pred) & Counter(gold)).values())
     if common == 0:
         return 0.0
@@ -71,21 +75,38 @@ def check_gold(grid: AnswerGrid, gold: Mapping[str, Sequence[str]]) -> None:
 def em_table(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: Normalizer,
              state: str) -> list[list[bool]]:
     """EM of every (question, repeat) of one state, questions in grid order."""
-    return [[exact_match(a, gold[q], normalize) for a in grid.answers[(q, state)]]
+    aliases = _gold_norm(grid, gold, normalize)
+    return [[normalize(a) in aliases[q] for a in grid.answers[(q, state)]]
             for q in grid.question_ids]
+
+
+def _gold_norm(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: Normalizer
+               ) -> dict[str, set[str]]:
+    return {q: {normalize(alias) for alias in gold[q]} for q in grid.question_ids}
 
 
 def utility(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: Normalizer,
             states: Sequence[str], old: str, new: str) -> Utility:
     check_gold(grid, gold)
     per: dict[str, StateUtility] = {}
+    unknown = normalize("UNKNOWN")
+    memo: dict[tuple[str, str], float] = {}
+    prepared = {}
+    for q in grid.question_ids:
+        aliases = [normalize(alias) for alias in gold[q]]
+        prepared[q] = set(aliases), [alias.split() for alias in aliases]
     for state in states:
         em = f1 = unk = 0.0
         for q in grid.question_ids:
+            alias_set, alias_tokens = prepared[q]
             for a in grid.answers[(q, state)]:
-                em += exact_match(a, gold[q], normalize)
-                f1 += token_f1(a, gold[q], normalize)
-                unk += is_unknown(a, normalize)
+                got = normalize(a)  # the same values as exact_match / token_f1 / is_unknown
+                em += got in alias_set
+                key = (q, got)
+                if key not in memo:
+                    memo[key] = max(_f1(got.split(), toks) for toks in alias_tokens)
+                f1 += memo[key]
+                unk += got == unknown
         total = grid.n * grid.repeats
         per[state] = StateUtility(100 * em / total, 100 * f1 / total, 100 * unk / total)
     return Utility(per, per[new].em - per[old].em, per[new].f1 - per[old].f1)

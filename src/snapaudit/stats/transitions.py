@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from snapaudit.stats.kernels import AnswerGrid, Kernel
+import numpy as np
+
+from snapaudit.stats.kernels import AnswerGrid, Kernel, pair_matrix
 from snapaudit.stats.metrics import em_table
 from snapaudit.stats.normalize import Normalizer
 from snapaudit.tables import AnswerRef
@@ -39,18 +41,20 @@ class Transitions:
 
 def transitions(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: Normalizer,
                 kernel: Kernel, old: str, new: str) -> Transitions:
-    em_old = em_table(grid, gold, normalize, old)
-    em_new = em_table(grid, gold, normalize, new)
-    counts = dict.fromkeys(CATEGORIES, 0)
-    for i, qid in enumerate(grid.question_ids):
-        for j in range(grid.repeats):
-            a, b = em_old[i][j], em_new[i][j]
-            if a:
-                counts["match_to_match" if b else "match_to_nonmatch"] += 1
-            elif b:
-                counts["nonmatch_to_match"] += 1
-            else:
-                same = kernel.same(qid, AnswerRef(old, j + 1), AnswerRef(new, j + 1))
-                counts["nonmatch_to_same_nonmatch" if same
-                       else "nonmatch_to_different_nonmatch"] += 1
+    em_old = np.array(em_table(grid, gold, normalize, old), dtype=bool).reshape(grid.n, -1)
+    em_new = np.array(em_table(grid, gold, normalize, new), dtype=bool).reshape(grid.n, -1)
+    r = grid.repeats
+    k = pair_matrix(kernel, grid, (old, new))
+    matched = k[:, np.arange(r), r + np.arange(r)]  # repeat j of old vs repeat j of new
+    both_miss = ~em_old & ~em_new
+    for i, j in zip(*np.nonzero(both_miss & (matched < 0)), strict=True):
+        # the question-by-question walk would ask the kernel here: let it raise
+        kernel.same(grid.question_ids[int(i)], AnswerRef(old, int(j) + 1),
+                    AnswerRef(new, int(j) + 1))
+        break
+    counts = {"match_to_match": int((em_old & em_new).sum()),
+              "match_to_nonmatch": int((em_old & ~em_new).sum()),
+              "nonmatch_to_match": int((~em_old & em_new).sum()),
+              "nonmatch_to_same_nonmatch": int((both_miss & (matched == 1)).sum()),
+              "nonmatch_to_different_nonmatch": int((both_miss & (matched == 0)).sum())}
     return Transitions(kernel.name, grid.n * grid.repeats, counts)

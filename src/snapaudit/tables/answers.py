@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from snapaudit.errors import InputError
+from snapaudit.tables.columnar import fast_answers, fast_labels
+from snapaudit.tables.labeltable import LabelTable
 from snapaudit.tables.records import AnswerRef, AnswerRow, PairLabel
 
 GOLD_FORMATS = ("auto", "jsonl", "nq-open", "triviaqa-dpr")
@@ -85,6 +87,9 @@ def _ref(value: Any, key: str, where: dict[str, Any]) -> AnswerRef:
 
 def read_answers(path: str | Path) -> list[AnswerRow]:
     """Read and validate an answers JSONL file (see docs/analysis.md)."""
+    fast = fast_answers(path)
+    if fast is not None:
+        return fast
     rows: list[AnswerRow] = []
     lines: dict[tuple[str, str, int], int] = {}
     allowed = {"question_id", "state", "repeat", "answer", "doc_ids", "question", "cluster"}
@@ -133,12 +138,13 @@ def validate_answers(rows: Sequence[AnswerRow], *, path: str | None = None,
         by_q.setdefault(row.question_id, {}).setdefault(row.state, set()).add(row.repeat)
     states = sorted({row.state for row in rows})
     repeats = max(max(r) for q in by_q.values() for r in q.values())
+    first_lines = _first_lines(lines)
     if repeats < 2:
         raise InputError(f"fewer than 2 repeats per state (found {repeats}); within-state "
                          "agreement needs at least 2", path=path)
     expected = set(range(1, repeats + 1))
     for qid, per_state in by_q.items():
-        first = _first_line(lines, qid)
+        first = first_lines.get(qid)
         missing_states = [s for s in states if s not in per_state]
         if missing_states:
             raise InputError(f"question {qid!r} is missing state(s) {', '.join(missing_states)}",
@@ -151,11 +157,13 @@ def validate_answers(rows: Sequence[AnswerRow], *, path: str | None = None,
                                  line=first)
 
 
-def _first_line(lines: dict[tuple[str, str, int], int] | None, qid: str) -> int | None:
-    if not lines:
-        return None
-    found = [n for (q, _, _), n in lines.items() if q == qid]
-    return min(found) if found else None
+def _first_lines(lines: dict[tuple[str, str, int], int] | None) -> dict[str, int]:
+    """The first line of every question, in one pass."""
+    first: dict[str, int] = {}
+    for (q, _, _), n in (lines or {}).items():
+        if n < first.get(q, n + 1):
+            first[q] = n
+    return first
 
 
 def write_answers(path: str | Path, rows: Iterable[AnswerRow]) -> None:
@@ -175,8 +183,11 @@ def write_answers(path: str | Path, rows: Iterable[AnswerRow]) -> None:
 
 # -- labels ------------------------------------------------------------------
 
-def read_labels(path: str | Path, answers: Sequence[AnswerRow] | None = None) -> list[PairLabel]:
+def read_labels(path: str | Path, answers: Sequence[AnswerRow] | None = None) -> LabelTable:
     """Read pair labels JSONL; with ``answers``, also check every label names a known answer."""
+    fast = fast_labels(path)
+    if fast is not None and fast.clean(answers):
+        return fast
     labels: list[PairLabel] = []
     seen: dict[tuple[str, str, AnswerRef, AnswerRef], int] = {}
     known = {(r.question_id, AnswerRef(r.state, r.repeat)) for r in answers} if answers else None
@@ -192,7 +203,7 @@ def read_labels(path: str | Path, answers: Sequence[AnswerRow] | None = None) ->
                           _field(obj, "judge", str, where, optional=True) or "default")
         _check_label(label, known, seen, number, where)
         labels.append(label)
-    return labels
+    return LabelTable.from_labels(labels)
 
 
 def _check_label(label: PairLabel, known: set[tuple[str, AnswerRef]] | None,
@@ -218,6 +229,8 @@ def _check_label(label: PairLabel, known: set[tuple[str, AnswerRef]] | None,
 def validate_labels(labels: Sequence[PairLabel], answers: Sequence[AnswerRow],
                     *, path: str | None = None) -> None:
     """Every label names a known answer, no self pairs, no duplicate (judge, pair)."""
+    if isinstance(labels, LabelTable) and labels.clean(answers):
+        return
     known = {(r.question_id, AnswerRef(r.state, r.repeat)) for r in answers}
     seen: dict[tuple[str, str, AnswerRef, AnswerRef], int] = {}
     for index, label in enumerate(labels, start=1):

@@ -19,6 +19,7 @@ from snapaudit.tables.answers import (
     _str_list,
     _unknown_keys,
 )
+from snapaudit.tables.columnar import fast_gold
 from snapaudit.tables.records import GoldRow
 
 
@@ -31,6 +32,9 @@ def read_gold(path: str | Path, fmt: str = "auto") -> dict[str, tuple[str, ...]]
         fmt = _sniff_gold(path)
     if fmt == "triviaqa-dpr":
         return _read_triviaqa_dpr(path)
+    fast = fast_gold(path) if fmt == "jsonl" else None
+    if fast is not None:
+        return fast
     gold: dict[str, tuple[str, ...]] = {}
     line_of: dict[str, int] = {}
     for number, obj in _json_objects(path):

@@ -1,0 +1,165 @@
+"""Wall time and peak memory of the whole ``snapaudit analyze`` at 10^4 and 10^5 questions.
+
+The script writes its own tables (seeded): answers (with doc ids and question text), pair
+labels of one or two judges for every pair of the labelled states, and gold. Each question has
+a few candidate facts and paraphrases; a judge labels two answers the same when they give the
+same fact, with a little seeded noise, so the labels are not transitive everywhere.
+
+It then runs, in one process and one run:
+
+- the baseline: ``scipy.stats.bootstrap`` (percentile, paired, vectorized, batch ~10M indices)
+  of the per-question D_i of the two kernels, 2 x 50,000 draws, at the same n;
+- ``snapaudit analyze`` as the CLI runs it (reading, validation, kernels, bootstrap, gate,
+  every diagnostic, the results JSON), in a child process whose peak RSS is read from
+  ``getrusage(RUSAGE_CHILDREN)``.
+
+Usage::
+
+    python bench/bench_analyze_scale.py                       # 10,000 q, 4 states, r = 2
+    python bench/bench_analyze_scale.py --questions 100000 --states 4 --repeats 5 \\
+        --labelled 2 --judges 2 --skip-scipy
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+STATES = ("n0", "n1", "n3", "n7")
+FACTS = ("Paris", "London", "Berlin", "Madrid", "Rome", "Vienna", "Oslo", "Lisbon")
+
+
+def write_tables(folder: Path, n: int, states: int, r: int, labelled: int, judges: int,
+                 seed: int = 0) -> dict[str, Path]:
+    """answers.jsonl, labels.jsonl, gold.jsonl; returns their paths. Fast (no json.dumps)."""
+    rng = np.random.default_rng(seed)
+    names = STATES[:states]
+    # per question and state: the fact each repeat gives (stable, noisy or flipping)
+    base = rng.integers(0, len(FACTS), size=n)
+    kind = rng.choice(4, size=n, p=[0.6, 0.25, 0.1, 0.05])
+    facts = np.repeat(base[:, None, None], states, axis=1).repeat(r, axis=2)
+    noisy = rng.integers(0, len(FACTS), size=facts.shape)
+    mask = (kind == 1)[:, None, None] & (rng.random(facts.shape) < 0.3)
+    facts = np.where(mask, noisy, facts)
+    flip = kind == 2
+    facts[flip, states // 2:, :] = (facts[flip, states // 2:, :] + 1) % len(FACTS)
+    para = rng.random(facts.shape) < 0.15
+    paths = {k: folder / f"{k}.jsonl" for k in ("answers", "labels", "gold")}
+    with open(paths["answers"], "w", encoding="utf-8") as f:
+        for q in range(n):
+            qid = f"q{q:07d}"
+            docs = [f"d{(q * 7 + k) % 50_000}" for k in range(5)]
+            for s, state in enumerate(names):
+                shift = s * int(kind[q] >= 2)
+                doc = ", ".join(f'"{d}{"x" if k < shift else ""}"' for k, d in enumerate(docs))
+                for j in range(r):
+                    fact = FACTS[facts[q, s, j]]
+                    ans = f"The answer is {fact}." if para[q, s, j] else fact
+                    f.write(f'{{"question_id": "{qid}", "state": "{state}", "repeat": {j + 1}, '
+                            f'"answer": "{ans}", "doc_ids": [{doc}], '
+                            f'"question": "Where is item {q}?"}}\n')
+    refs = [(s, j) for s in range(labelled) for j in range(r)]
+    pairs = [(a, b) for i, a in enumerate(refs) for b in refs[i + 1:]]
+    noise = rng.random((judges, n, len(pairs))) < 0.02
+    with open(paths["labels"], "w", encoding="utf-8") as f:
+        for jd in range(judges):
+            judge = "default" if jd == 0 else f"judge{jd}"
+            for q in range(n):
+                qid = f"q{q:07d}"
+                for p, ((sa, ja), (sb, jb)) in enumerate(pairs):
+                    same = (facts[q, sa, ja] == facts[q, sb, jb]) != noise[jd, q, p]
+                    f.write(f'{{"question_id": "{qid}", "a": {{"state": "{names[sa]}", '
+                            f'"repeat": {ja + 1}}}, "b": {{"state": "{names[sb]}", '
+                            f'"repeat": {jb + 1}}}, "same": {"true" if same else "false"}, '
+                            f'"judge": "{judge}"}}\n')
+    with open(paths["gold"], "w", encoding="utf-8") as f:
+        for q in range(n):
+            f.write(f'{{"question_id": "q{q:07d}", "answers": ["{FACTS[base[q]]}", '
+                    f'"the {FACTS[base[q]]}"]}}\n')
+    return paths
+
+
+def scipy_baseline(n: int, draws: int, seed: int = 1) -> float:
+    """Seconds of scipy.stats.bootstrap's 2 x ``draws`` on r = 2 per-question D_i."""
+    import scipy.stats
+
+    rng = np.random.default_rng(seed)
+    levels = np.array([-0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 1.0])
+    exact = rng.choice(levels, size=n, p=[.03, .07, .6, .1, .08, .02, .1])
+    semantic = np.clip(exact + rng.choice([-0.25, 0.0, 0.25], size=n, p=[.1, .7, .2]), -1, 1)
+
+    def both(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.stack([x.mean(axis=axis), y.mean(axis=axis)])
+
+    t0 = time.perf_counter()
+    scipy.stats.bootstrap((exact, semantic), both, paired=True, vectorized=True,
+                          n_resamples=draws, batch=max(1, 10_000_000 // n),
+                          method="percentile", rng=np.random.default_rng(seed))
+    return time.perf_counter() - t0
+
+
+def run_analyze(paths: dict[str, Path], states: int, out: Path, draws: int) -> tuple[float, float]:
+    """(seconds, peak RSS in MiB) of the CLI ``snapaudit analyze`` in a child process."""
+    names = STATES[:states]
+    cmd = [sys.executable, "-c", "import sys; from snapaudit.cli import main; main(sys.argv[1:])",
+           "analyze", "--answers", str(paths["answers"]),
+           "--labels", str(paths["labels"]), "--gold", str(paths["gold"]), "--old", names[0],
+           "--new", names[1], "--draws", str(draws), "--json", str(out)]
+    if states > 2:
+        cmd += ["--ladder", ",".join(names)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"analyze failed:\n{proc.stdout}\n{proc.stderr}")
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return wall, max(peak, before) / 1024
+
+
+def _count_lines(path: Path) -> int:
+    with open(path, "rb") as f:
+        return sum(1 for _ in f)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--questions", type=int, default=10_000)
+    ap.add_argument("--states", type=int, default=4)
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--labelled", type=int, default=4, help="states whose pairs are labelled")
+    ap.add_argument("--judges", type=int, default=1)
+    ap.add_argument("--draws", type=int, default=50_000)
+    ap.add_argument("--skip-scipy", action="store_true")
+    ap.add_argument("--keep", type=Path, help="write the tables here and keep them")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = a.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
+        paths = write_tables(folder, a.questions, a.states, a.repeats, a.labelled, a.judges)
+        gen = time.perf_counter() - t0
+        rows, labels = (_count_lines(paths[k]) for k in ("answers", "labels"))
+        print(f"load average at start: {os.getloadavg()[0]:.2f} (2 cores shared)")
+        print(f"tables: {a.questions:,} questions, {a.states} states, r = {a.repeats}: "
+              f"{rows:,} answers, {labels:,} labels ({a.judges} judge(s)), written in {gen:.1f} s")
+        wall, peak = run_analyze(paths, a.states, folder / "results.json", a.draws)
+        print("\n| work | seconds | peak RSS MiB |\n|---|---|---|")
+        print(f"| `snapaudit analyze` (whole CLI) | {wall:.1f} | {peak:.0f} |")
+        if not a.skip_scipy:
+            base = scipy_baseline(a.questions, a.draws)
+            print(f"| scipy.stats.bootstrap, 2 x {a.draws:,} draws | {base:.1f} | |")
+            print(f"\nscipy / analyze = {base / wall:.2f}x")
+        print(f"load average at end: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

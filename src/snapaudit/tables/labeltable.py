@@ -1,0 +1,137 @@
+"""Pair labels held as columns: what ``read_labels`` returns.
+
+Millions of labels (10^5 questions x 45 pairs x 2 judges) do not fit well as Python objects;
+a :class:`LabelTable` keeps integer codes in numpy arrays and is a ``Sequence[PairLabel]`` that
+builds each :class:`PairLabel` only when asked (equal to any sequence of the same labels).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, overload
+
+import numpy as np
+
+from snapaudit.tables.records import AnswerRef, AnswerRow, PairLabel
+
+
+class LabelTable(Sequence[PairLabel]):
+    """Labels as codes: ``q`` indexes ``questions``, ``a``/``b`` index ``refs``, ``judge``
+    indexes ``judges``; ``same`` is the decision. Row order is the file's order."""
+
+    def __init__(self, questions: Sequence[str], refs: Sequence[AnswerRef],
+                 judges: Sequence[str], q: np.ndarray, a: np.ndarray, b: np.ndarray,
+                 same: np.ndarray, judge: np.ndarray):
+        self.questions = tuple(questions)
+        self.refs = tuple(refs)
+        self.judges = tuple(judges)
+        self.q = np.asarray(q, dtype=np.int32)
+        self.a = np.asarray(a, dtype=np.int32)
+        self.b = np.asarray(b, dtype=np.int32)
+        self.same = np.asarray(same, dtype=np.bool_)
+        self.judge = np.asarray(judge, dtype=np.int32)
+
+    @classmethod
+    def from_labels(cls, labels: Sequence[PairLabel]) -> LabelTable:
+        if isinstance(labels, LabelTable):
+            return labels
+        qs: dict[str, int] = {}
+        refs: dict[AnswerRef, int] = {}
+        judges: dict[str, int] = {}
+        cols: list[list[int]] = [[], [], [], [], []]
+        for lab in labels:
+            cols[0].append(qs.setdefault(lab.question_id, len(qs)))
+            cols[1].append(refs.setdefault(lab.a, len(refs)))
+            cols[2].append(refs.setdefault(lab.b, len(refs)))
+            cols[3].append(lab.same)
+            cols[4].append(judges.setdefault(lab.judge, len(judges)))
+        return cls(list(qs), list(refs), list(judges), np.array(cols[0], dtype=np.int32),
+                   np.array(cols[1], dtype=np.int32), np.array(cols[2], dtype=np.int32),
+                   np.array(cols[3], dtype=np.bool_), np.array(cols[4], dtype=np.int32))
+
+    def __len__(self) -> int:
+        return int(self.q.shape[0])
+
+    @overload
+    def __getitem__(self, index: int) -> PairLabel: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[PairLabel]: ...
+
+    def __getitem__(self, index: int | slice) -> PairLabel | list[PairLabel]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        i = range(len(self))[index]
+        return PairLabel(self.questions[self.q[i]], self.refs[self.a[i]], self.refs[self.b[i]],
+                         bool(self.same[i]), self.judges[self.judge[i]])
+
+    def __iter__(self) -> Iterator[PairLabel]:
+        qs, refs, judges = self.questions, self.refs, self.judges
+        for q, a, b, s, j in zip(self.q.tolist(), self.a.tolist(), self.b.tolist(),
+                                 self.same.tolist(), self.judge.tolist(), strict=True):
+            yield PairLabel(qs[q], refs[a], refs[b], s, judges[j])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
+            return NotImplemented
+        return len(self) == len(other) and all(x == y for x, y in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LabelTable({len(self)} labels, {len(self.judges)} judge(s))"
+
+    def for_judge(self, judge: str) -> np.ndarray:
+        """Row mask of ``judge``'s labels."""
+        if judge not in self.judges:
+            return np.zeros(len(self), dtype=np.bool_)
+        mask: np.ndarray = self.judge == self.judges.index(judge)
+        return mask
+
+    def pair_keys(self) -> np.ndarray:
+        """One int64 per row naming (judge, question, unordered pair)."""
+        nq, nr = max(1, len(self.questions)), max(1, len(self.refs))
+        lo, hi = np.minimum(self.a, self.b), np.maximum(self.a, self.b)
+        keys: np.ndarray = ((self.judge.astype(np.int64) * nq + self.q) * nr + lo) * nr + hi
+        return keys
+
+    def clean(self, answers: Sequence[AnswerRow] | None, *,
+              grid: tuple[Mapping[str, int], Sequence[str], int] | None = None) -> bool:
+        """True when no label pairs an answer with itself, repeats a (judge, pair) or names
+        an answer missing from ``answers`` or from a full ``grid`` (question index, states,
+        repeats). False means: find the exact problem row by row."""
+        if len(self) == 0:
+            return True
+        if bool(np.any(self.a == self.b)):
+            return False
+        keys = np.sort(self.pair_keys())
+        if bool(np.any(keys[1:] == keys[:-1])):
+            return False
+        if grid is not None:
+            index, states, repeats = grid
+            q_ok = np.array([q in index for q in self.questions], dtype=np.bool_)
+            r_ok = np.array([r.state in states and 1 <= r.repeat <= repeats for r in self.refs],
+                            dtype=np.bool_)
+            if not (q_ok[self.q].all() and r_ok[self.a].all() and r_ok[self.b].all()):
+                return False
+        if answers is None:
+            return True
+        return _all_known(self, answers)
+
+
+def _all_known(table: LabelTable, answers: Sequence[AnswerRow]) -> bool:
+    qget = {q: i for i, q in enumerate(table.questions)}.get
+    rget = {(r.state, r.repeat): i for i, r in enumerate(table.refs)}.get
+    nr, n = len(table.refs), len(answers)
+    qi = np.fromiter((qget(row.question_id, -1) for row in answers), np.int64, n)
+    ri = np.fromiter((rget((row.state, row.repeat), -1) for row in answers), np.int64, n)
+    ok = (qi >= 0) & (ri >= 0)
+    have = np.unique(qi[ok] * nr + ri[ok])
+    need = np.concatenate([table.q.astype(np.int64) * nr + table.a,
+                           table.q.astype(np.int64) * nr + table.b])
+    return bool(np.isin(need, have).all())
+
+
+def as_table(labels: Sequence[PairLabel] | Any) -> LabelTable:
+    """``labels`` as a :class:`LabelTable` (no copy when it already is one)."""
+    return LabelTable.from_labels(labels)

@@ -1,0 +1,116 @@
+"""The columnar fast path of the readers gives what the line-by-line reader gives, and
+hands every input it cannot vouch for to the line reader (which names file and line)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from snapaudit.errors import InputError
+from snapaudit.tables import (
+    AnswerRef,
+    AnswerRow,
+    LabelTable,
+    PairLabel,
+    read_answers,
+    read_gold,
+    read_labels,
+    write_answers,
+    write_labels,
+)
+from snapaudit.tables.columnar import fast_answers, fast_gold, fast_labels
+
+
+def _rows() -> list[AnswerRow]:
+    return [AnswerRow(q, s, j, f"{q}{s}{j}ä", ("d1", "d2") if s == "A" else None,
+                      "Q?" if j == 1 else None)
+            for q in ("q2", "q1") for s in ("B", "A") for j in (1, 2)]
+
+
+def _labels() -> list[PairLabel]:
+    return [PairLabel("q1", AnswerRef("A", 1), AnswerRef("B", 2), True, "j1"),
+            PairLabel("q2", AnswerRef("B", 1), AnswerRef("A", 1), False, "default"),
+            PairLabel("q1", AnswerRef("A", 1), AnswerRef("B", 2), False, "j2")]
+
+
+def test_fast_answers_equal_the_written_rows(tmp_path: Path) -> None:
+    write_answers(tmp_path / "a.jsonl", _rows())
+    fast = fast_answers(tmp_path / "a.jsonl")
+    assert fast == _rows()
+    assert read_answers(tmp_path / "a.jsonl") == _rows()
+
+
+def test_fast_labels_table_and_sequence(tmp_path: Path) -> None:
+    write_labels(tmp_path / "l.jsonl", _labels())
+    table = fast_labels(tmp_path / "l.jsonl")
+    assert isinstance(table, LabelTable)
+    assert table == _labels() and _labels() == table
+    assert list(table) == _labels() and table[1] == _labels()[1] and table[-1] == _labels()[2]
+    assert table[0:2] == _labels()[0:2]
+    assert table.judges == ("j1", "default", "j2")
+    assert np.array_equal(table.for_judge("j2"), [False, False, True])
+    assert read_labels(tmp_path / "l.jsonl", _rows()) == _labels()
+
+
+def test_missing_and_empty_judge_mean_default(tmp_path: Path) -> None:
+    lines = [{"question_id": "q", "a": {"state": "A", "repeat": 1},
+              "b": {"state": "A", "repeat": 2}, "same": True, "judge": j} for j in ("", None)]
+    del lines[1]["judge"]
+    lines[1]["b"] = {"state": "B", "repeat": 1}
+    path = tmp_path / "l.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in lines), encoding="utf-8")
+    assert [lab.judge for lab in read_labels(path)] == ["default", "default"]
+
+
+def test_fast_gold(tmp_path: Path) -> None:
+    path = tmp_path / "g.jsonl"
+    path.write_text('{"question_id": "b", "answers": ["x", "y"]}\n'
+                    '{"question_id": "a", "answers": ["z"]}\n', encoding="utf-8")
+    assert fast_gold(path) == {"b": ("x", "y"), "a": ("z",)}
+    assert read_gold(path) == {"b": ("x", "y"), "a": ("z",)}
+
+
+@pytest.mark.parametrize("text", [
+    '{"question_id": "q", "state": "A", "repeat": 1, "answer": "x"}\n\n',  # blank line
+    '{"question_id": "q", "state": "A", "repeat": 1, "answer": "x"} {"question_id": "q"}\n',
+    '{"question_id": "q", "state": "A", "repeat": 1, "answer": "x", "doc_ids": [null]}\n',
+    '{"question_id": "q", "state": "A", "repeat": 1.0, "answer": "x"}\n',
+    '{"question_id": "q", "question_id": "r", "state": "A", "repeat": 1, "answer": "x"}\n',
+])
+def test_fast_path_declines_what_it_cannot_vouch_for(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text(text, encoding="utf-8")
+    assert fast_answers(path) is None
+
+
+def test_declined_input_gets_the_line_readers_error(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    good = '{"question_id": "q", "state": "A", "repeat": %d, "answer": "x"}\n'
+    path.write_text(good % 1 + good % 2 + '{"question_id": "q"} {"a": 1}\n', encoding="utf-8")
+    with pytest.raises(InputError, match="not valid JSON: Extra data") as err:
+        read_answers(path)
+    assert (err.value.path, err.value.line) == (str(path), 3)
+
+
+def test_nested_unknown_field_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "l.jsonl"
+    path.write_text('{"question_id": "q", "a": {"state": "A", "repeat": 1, "x": 1}, '
+                    '"b": {"state": "A", "repeat": 2}, "same": true}\n', encoding="utf-8")
+    assert fast_labels(path) is None
+    with pytest.raises(InputError, match="unknown field\\(s\\): x") as err:
+        read_labels(path)
+    assert err.value.line == 1
+
+
+def test_duplicate_question_with_many_lines_names_its_first_line(tmp_path: Path) -> None:
+    rows = [{"question_id": f"q{i}", "state": s, "repeat": j, "answer": "x"}
+            for i in range(300) for s in "AB" for j in (1, 2)]
+    rows.append({"question_id": "q299", "state": "C", "repeat": 1, "answer": "x"})
+    path = tmp_path / "a.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in rows), encoding="utf-8")
+    with pytest.raises(InputError, match="question 'q0' is missing state") as err:
+        read_answers(path)
+    assert err.value.line == 1
