@@ -63,7 +63,8 @@ def flip_mask(kernel: Kernel, grid: AnswerGrid, old: str, new: str) -> np.ndarra
     """:func:`is_flip` of every question at once (bool, grid order)."""
     k, incomplete = state_blocks(kernel, grid, (old, new))
     r = grid.repeats
-    mask: np.ndarray = stable_rows(k, r, 0) & stable_rows(k, r, 1) & cross_rows(k, r, 0, 1, same=False)
+    mask: np.ndarray = (stable_rows(k, r, 0) & stable_rows(k, r, 1)
+                        & cross_rows(k, r, 0, 1, same=False))
     for i in np.flatnonzero(incomplete).tolist():
         mask[i] = is_flip(kernel, grid, grid.question_ids[i], old, new)
     return mask
