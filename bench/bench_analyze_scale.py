@@ -106,14 +106,50 @@ def scipy_baseline(n: int, draws: int, seed: int = 1) -> float:
     return time.perf_counter() - t0
 
 
-def run_analyze(paths: dict[str, Path], states: int, out: Path, draws: int) -> tuple[float, float]:
+def decoders(path: Path, lines: int) -> None:
+    """Seconds to decode the first ``lines`` label lines with each JSON decoder installed."""
+    import importlib
+    import json
+
+    with open(path, "rb") as f:
+        raw = [next(f) for _ in range(lines)]
+    sample = path.with_suffix(".sample.jsonl")
+    sample.write_bytes(b"".join(raw))
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    for line in raw:
+        json.loads(line)
+    timings["json (stdlib)"] = time.perf_counter() - t0
+    for name, attr in (("orjson", "loads"), ("msgspec", "json")):
+        try:
+            mod = importlib.import_module(name)
+        except ImportError:
+            continue
+        decode = mod.loads if attr == "loads" else mod.json.Decoder().decode
+        t0 = time.perf_counter()
+        for line in raw:
+            decode(line)
+        timings[name] = time.perf_counter() - t0
+    import pyarrow.json as pj
+
+    t0 = time.perf_counter()
+    pj.read_json(sample)
+    timings["pyarrow.json.read_json"] = time.perf_counter() - t0
+    base = timings["json (stdlib)"]
+    print(f"\n| decoder ({lines:,} label lines) | seconds | vs stdlib |\n|---|---|---|")
+    for name, sec in timings.items():
+        print(f"| {name} | {sec:.2f} | {base / sec:.1f}x |")
+
+
+def run_analyze(paths: dict[str, Path], states: int, out: Path, draws: int,
+                ladder: bool) -> tuple[float, float]:
     """(seconds, peak RSS in MiB) of the CLI ``snapaudit analyze`` in a child process."""
     names = STATES[:states]
     cmd = [sys.executable, "-c", "import sys; from snapaudit.cli import main; main(sys.argv[1:])",
            "analyze", "--answers", str(paths["answers"]),
            "--labels", str(paths["labels"]), "--gold", str(paths["gold"]), "--old", names[0],
            "--new", names[1], "--draws", str(draws), "--json", str(out)]
-    if states > 2:
+    if ladder:  # the semantic ladder needs labels for every state
         cmd += ["--ladder", ",".join(names)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t0 = time.perf_counter()
@@ -140,6 +176,8 @@ def main() -> None:
     ap.add_argument("--draws", type=int, default=50_000)
     ap.add_argument("--skip-scipy", action="store_true")
     ap.add_argument("--keep", type=Path, help="write the tables here and keep them")
+    ap.add_argument("--decoders", type=int, default=0, metavar="LINES",
+                    help="also time the JSON decoders on this many label lines")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = a.keep or Path(tmp)
@@ -151,13 +189,16 @@ def main() -> None:
         print(f"load average at start: {os.getloadavg()[0]:.2f} (2 cores shared)")
         print(f"tables: {a.questions:,} questions, {a.states} states, r = {a.repeats}: "
               f"{rows:,} answers, {labels:,} labels ({a.judges} judge(s)), written in {gen:.1f} s")
-        wall, peak = run_analyze(paths, a.states, folder / "results.json", a.draws)
+        wall, peak = run_analyze(paths, a.states, folder / "results.json", a.draws,
+                                 ladder=a.states > 2 and a.labelled == a.states)
         print("\n| work | seconds | peak RSS MiB |\n|---|---|---|")
         print(f"| `snapaudit analyze` (whole CLI) | {wall:.1f} | {peak:.0f} |")
         if not a.skip_scipy:
             base = scipy_baseline(a.questions, a.draws)
             print(f"| scipy.stats.bootstrap, 2 x {a.draws:,} draws | {base:.1f} | |")
             print(f"\nscipy / analyze = {base / wall:.2f}x")
+        if a.decoders:
+            decoders(paths["labels"], min(a.decoders, labels))
         print(f"load average at end: {os.getloadavg()[0]:.2f}")
 
 

@@ -142,10 +142,12 @@ def main() -> None:
     print(f"{len(todo):,} cells, server delay {args.delay * 1000:.0f} ms (own process), best of "
           f"{args.repeat}\n")
     print("| c | ideal calls/s | bare calls/s | bare / ideal | engine calls/s | engine / ideal "
-          "| engine / bare | client CPU ms/call bare / engine |\n|---|---|---|---|---|---|---|---|")
+          "| engine / bare | client CPU ms/call bare / engine | resume of the finished run s "
+          "| ledger bytes/cell |\n|---|---|---|---|---|---|---|---|---|---|")
     try:
         for c in (int(x) for x in args.concurrency.split(",")):
             best: dict[str, tuple[float, float]] = {}
+            extra: dict[str, float] = {}
             for _ in range(args.repeat):
                 with tempfile.TemporaryDirectory() as tmp:
                     runs: dict[str, Callable[[], Coroutine[Any, Any, int]]] = {
@@ -158,12 +160,19 @@ def main() -> None:
                             raise SystemExit(f"{name}: {ok} of {len(todo)} calls answered")
                         if name not in best or wall < best[name][0]:
                             best[name] = (wall, cpu)
+                    size = sum(p.stat().st_size for p in Path(tmp).iterdir())
+                    resume, _, ok = timed(runs["engine"])  # every cell already accepted
+                    if ok != len(todo):
+                        raise SystemExit(f"resume: {ok} of {len(todo)} cells")
+                    extra["resume"] = min(resume, extra.get("resume", resume))
+                    extra["bytes"] = size / len(todo)
             ideal = c / args.delay
             bare, eng = len(todo) / best["bare"][0], len(todo) / best["engine"][0]
             print(f"| {c} | {ideal:,.0f} | {bare:,.0f} | {bare / ideal:.2f} | {eng:,.0f} | "
                   f"{eng / ideal:.2f} | {eng / bare:.2f} | "
                   f"{1000 * best['bare'][1] / len(todo):.2f} / "
-                  f"{1000 * best['engine'][1] / len(todo):.2f} |")
+                  f"{1000 * best['engine'][1] / len(todo):.2f} | {extra['resume']:.1f} | "
+                  f"{extra['bytes']:,.0f} |")
     finally:
         assert proc.stdin is not None
         proc.stdin.close()

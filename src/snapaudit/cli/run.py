@@ -19,11 +19,20 @@ EXIT_INCOMPATIBLE = 4
               help="The run directory (created on the first run; resumed afterwards).")
 @set_option
 @progress_option
+@click.option("--dry-run", is_flag=True,
+              help="Print the calls, estimated tokens and cost per stage; call nothing.")
 @click.option("--fail-on", "fail_on", type=click.Choice(["incompatible"]), default=None,
               help="Exit 4 when the release gate finds excess churn.")
 def command(protocol_path: Path, run_dir: Path, overrides: tuple[str, ...],
-            progress_kind: str, fail_on: str | None) -> None:
+            progress_kind: str, fail_on: str | None, dry_run: bool = False) -> None:
     """Run (or resume) the audit of PROTOCOL.toml in --run-dir and write results.json."""
+    if dry_run:
+        from snapaudit.run.dryrun import plan, render
+        from snapaudit.run.protocol import load_protocol
+
+        protocol = load_protocol(protocol_path, list(overrides))
+        click.echo(render(plan(protocol, protocol_path.resolve().parent)), nl=False)
+        return
     from snapaudit.run.engine import run_protocol_file
 
     progress = make_progress(progress_kind)

@@ -21,6 +21,11 @@ def build_system(protocol: Protocol, state: str, run_dir: Path,
     """
     if state not in protocol.states.order:
         raise ConfigError(f"unknown state {state!r}")
+    from snapaudit.systems.replicas import register_fleets
+
+    register_fleets({fleet[0]: fleet[1:] for fleet in protocol.run.replicas if fleet},
+                    fail_threshold=protocol.run.replica_failures,
+                    rest_s=protocol.run.replica_rest_s)
     if protocol.system.kind == "http":
         from snapaudit.systems.http import HttpSystem
 

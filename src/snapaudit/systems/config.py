@@ -29,6 +29,14 @@ class HttpSystemConfig(Frozen):
     auth: AuthConfig | None = None
 
 
+class ModelPrice(Frozen):
+    """USD per million tokens of one model, and the provider's batch discount (0.5 = half)."""
+
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+    batch_discount: float = Field(default=0.5, ge=0, lt=1)
+
+
 class RunConfig(Frozen):
     """Operational knobs: NOT bound into the protocol hash; may change on resume."""
 
@@ -42,3 +50,10 @@ class RunConfig(Frozen):
     backoff_max_s: float = Field(default=30.0, ge=0)
     max_retry_after_s: float = Field(default=300.0, ge=0)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    # Replica fleets: each list is one endpoint's configured URL (a system's url or a
+    # generator's base_url) followed by the other base URLs serving it (docs/protocol.md).
+    replicas: list[list[str]] = Field(default_factory=list)
+    replica_failures: int = Field(default=3, ge=1)
+    replica_rest_s: float = Field(default=5.0, ge=0)
+    # What ``snapaudit run --dry-run`` prices: model name -> price.
+    pricing: dict[str, ModelPrice] = Field(default_factory=dict)

@@ -19,6 +19,7 @@ from snapaudit.errors import ConfigError, TransportInvalid
 from snapaudit.systems.base import AnswerCall, AnswerOutcome
 from snapaudit.systems.config import HttpSystemConfig, RunConfig
 from snapaudit.systems.redact import register_secret
+from snapaudit.systems.replicas import call_replica, pool_for
 from snapaudit.systems.transport import HttpEndpoint
 
 _VAR = re.compile(r"\{(question|question_id|state|repeat|seed)\}")
@@ -59,6 +60,11 @@ class HttpSystem:
                                      timeout_s=run.timeout_s,
                                      rate_limit_per_s=run.rate_limit_per_s,
                                      max_response_bytes=run.max_response_bytes)
+        self.pool = pool_for(config.url)  # [run] replicas: other URLs serving this endpoint
+        self._replicas = {url: self.endpoint if url == config.url else HttpEndpoint(
+            url, concurrency=run.concurrency, timeout_s=run.timeout_s,
+            rate_limit_per_s=run.rate_limit_per_s, max_response_bytes=run.max_response_bytes)
+            for url in self.pool.urls}
 
     def spec(self) -> dict[str, Any]:
         data: dict[str, Any] = self.config.model_dump(mode="json")
@@ -85,12 +91,16 @@ class HttpSystem:
                   "state": call.state, "repeat": str(call.repeat), "seed": str(call.seed)}
         body = render_body(self.config.body_template, values)
         start = time.monotonic()
-        reply = await self.endpoint.request_json(self.config.method, body, self._headers())
+        headers = self._headers()
+        replica, reply = await call_replica(
+            self.pool, lambda url: self._replicas[url].request_json(self.config.method, body,
+                                                                    headers))
         latency = time.monotonic() - start
         answer = lookup(reply, self.config.answer_path)
         if not isinstance(answer, str):
             raise TransportInvalid("schema", detail=f"no string at '{self.config.answer_path}'")
-        return AnswerOutcome(answer=answer, doc_ids=self._doc_ids(reply), latency_s=latency)
+        return AnswerOutcome(answer=answer, doc_ids=self._doc_ids(reply), latency_s=latency,
+                             meta={"replica": replica} if replica else {})
 
     def _doc_ids(self, reply: Any) -> tuple[str, ...] | None:
         if self.config.doc_ids_path is None:
@@ -104,4 +114,5 @@ class HttpSystem:
         return tuple(str(d) for d in found)
 
     async def aclose(self) -> None:
-        await self.endpoint.aclose()
+        for endpoint in self._replicas.values():
+            await endpoint.aclose()

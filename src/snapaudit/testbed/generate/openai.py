@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from snapaudit.errors import TransportInvalid
+from snapaudit.systems.replicas import call_replica, pool_for
 from snapaudit.testbed.generate._http import (
     JsonPoster,
     join_url,
@@ -32,7 +33,8 @@ class OpenAIGenerator:
 
     def __init__(self, config: GeneratorConfig):
         self.config = config
-        self._url = join_url(config.base_url or DEFAULT_BASE_URL, "/chat/completions")
+        self._base = config.base_url or DEFAULT_BASE_URL
+        self._url = join_url(self._base, "/chat/completions")
         key = read_api_key(config.api_key_env)
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._poster = JsonPoster(config.timeout_s, key)
@@ -75,14 +77,18 @@ class OpenAIGenerator:
         return body
 
     async def generate(self, request: GenerationRequest) -> GenerationResult:
-        payload, latency = await self._poster.post(
-            self._url, self._headers, self.request_body(request)
-        )
+        body = self.request_body(request)
+        replica, (payload, latency) = await call_replica(
+            pool_for(self._base),
+            lambda base: self._poster.post(join_url(base, "/chat/completions"), self._headers,
+                                           body))
         text, finish_reason = _message_text(payload)
         meta: dict[str, Any] = {
             "finish_reason": finish_reason,
             "left_to_provider": left_to_provider(self.config),
         }
+        if replica:
+            meta["replica"] = replica
         fingerprint = payload.get("system_fingerprint")
         if isinstance(fingerprint, str):
             meta["system_fingerprint"] = fingerprint
