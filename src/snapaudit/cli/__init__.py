@@ -64,6 +64,7 @@ def main(argv: list[str] | None = None) -> Any:
     except (click.exceptions.Abort, KeyboardInterrupt):
         _ignore_sigint()  # exiting: a further Ctrl-C must not turn 130 into a traceback
         click.echo("aborted", err=True)
+        _exit_now_if_a_model_call_was_abandoned(130)
         sys.exit(130)
     except click.ClickException as exc:
         exc.show()
@@ -79,3 +80,16 @@ def _ignore_sigint() -> None:
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _exit_now_if_a_model_call_was_abandoned(code: int) -> None:
+    """A local-model call abandoned by Ctrl-C still runs in its daemon thread; finalizing
+    the interpreter under it can crash in native code, so exit at once (the ledger is
+    already closed and every attempt marked)."""
+    import os
+    import threading
+
+    if any(t.name == "snapaudit-llm" and t.is_alive() for t in threading.enumerate()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
