@@ -15,9 +15,17 @@ Layout of a corpus directory::
     shards/shard-00.ids.npy        ids in row order; .ids_sorted.npy + .order.npy for lookups
     bm25/...                       the embedded BM25 statistics (snapaudit.testbed.retrieval.bm25)
 
-Memory is bounded: documents stream straight to their shard file; the dedup table keeps two
-64-bit integers per document; the index is built per shard in fixed-size segments.
+Streaming and memory. Inputs are read in batches of at most ``batch_docs`` documents
+(Parquet: ``batch_docs`` rows at a time, within one row group); each batch streams straight
+to its shard files, with the line offsets and ids going to side files. What stays in memory
+is one batch, the dedup table (two 64-bit integers per document, in a Python dict) and the
+running state of the shard files. The BM25 index is built per (shard, segment of
+``segment_docs`` rows) by tasks (:mod:`snapaudit.testbed.retrieval.bm25_build`) that start as
+soon as their segment is on disk, on the engine chosen (:mod:`snapaudit.testbed.corpus.engine`):
+in this process, a local process pool (``workers`` > 1) or Ray. The output is byte-identical
+whatever the engine and worker count.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,13 +33,13 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
 import numpy as np
 
 from snapaudit.errors import ConfigError, InputError
-from snapaudit.hashing import canonical_json, sha256_file
+from snapaudit.hashing import canonical_json
 from snapaudit.progress import Progress, SilentProgress
+from snapaudit.testbed.corpus.engine import Engine, Handle, open_engine
 from snapaudit.testbed.corpus.manifest import (
     MANIFEST,
     CorpusManifest,
@@ -42,106 +50,184 @@ from snapaudit.testbed.corpus.manifest import (
     shard_path,
     verify_corpus,
 )
-from snapaudit.testbed.corpus.readers import FieldMap, InputPin, read_documents
+from snapaudit.testbed.corpus.readers import FieldMap, InputPin, input_name, read_documents
 from snapaudit.testbed.corpus.store import DocStore
 from snapaudit.testbed.retrieval.base import Document
-from snapaudit.testbed.retrieval.bm25 import build_bm25_index
+from snapaudit.testbed.retrieval.bm25_build import SegmentTask, build_segment, finish_index
 
 __all__ = ["MANIFEST", "CorpusInput", "CorpusManifest", "DocStore", "build_corpus",
-           "load_manifest", "shard_of", "shard_path", "verify_corpus"]
+           "iter_batches", "load_manifest", "shard_of", "shard_path", "verify_corpus"]
 
 
 @dataclass(frozen=True, slots=True)
 class CorpusInput:
-    """One input file, its format, its field map and an optional id prefix."""
+    """One input file (a path, or an fsspec URL as a string), its format, its field map and
+    an optional id prefix."""
 
-    path: Path
+    path: Path | str
     format: str = "generic"
     fields: FieldMap = field(default_factory=FieldMap)
     id_prefix: str = ""
+
+
+SEGMENT_DOCS = 50_000
+BATCH_DOCS = 4096
 
 
 def _key64(text: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 
-def _iter_inputs(inputs: Sequence[CorpusInput], pins: list[InputPin]) -> Iterator[Document]:
+def _iter_inputs(inputs: Sequence[CorpusInput], pins: list[InputPin],
+                batch_docs: int) -> Iterator[Document]:
     for spec in inputs:
-        pin = InputPin(spec.path.name, spec.format)
+        pin = InputPin(input_name(spec.path), spec.format)
         pins.append(pin)
-        for doc in read_documents(spec.path, spec.format, spec.fields, pin):
+        for doc in read_documents(spec.path, spec.format, spec.fields, pin,
+                                  batch_rows=batch_docs):
             yield Document(spec.id_prefix + doc.doc_id, doc.url, doc.text) if spec.id_prefix \
                 else doc
 
 
-def _write_shards(docs: Iterable[Document], corpus_dir: Path, n_shards: int, seed: int,
-                  progress: Progress) -> int:
-    files: list[IO[bytes]] = []
-    seen: dict[int, int] = {}
-    duplicates = 0
-    try:
+def iter_batches(docs: Iterable[Document], batch_docs: int) -> Iterator[list[Document]]:
+    """``docs`` in lists of at most ``batch_docs`` (the unit of work and memory of ingest)."""
+    batch: list[Document] = []
+    for doc in docs:
+        batch.append(doc)
+        if len(batch) >= batch_docs:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+class _Shard:
+    """One shard file being written: its line offsets and ids go to side files."""
+
+    def __init__(self, corpus_dir: Path, j: int):
+        self.file = open(shard_path(corpus_dir, j), "wb")  # noqa: SIM115
+        self.offsets = open(shard_path(corpus_dir, j, ".offsets.tmp"), "wb")  # noqa: SIM115
+        self.ids = open(shard_path(corpus_dir, j, ".ids.tmp"), "wb")  # noqa: SIM115
+        self.hash = hashlib.sha256()
+        self.rows = self.pos = self.seg_byte = 0
+        self.segments = 0
+
+    def write(self, line: bytes, doc_id: str) -> None:
+        self.offsets.write(self.pos.to_bytes(8, "little", signed=True))
+        self.ids.write(json.dumps(doc_id).encode() + b"\n")
+        self.file.write(line)
+        self.hash.update(line)
+        self.pos += len(line)
+        self.rows += 1
+
+    def close(self) -> None:
+        for f in (self.file, self.offsets, self.ids):
+            f.close()
+
+
+class _Ingest:
+    """Dedup, shard assignment and writing; submits a segment task as each segment fills."""
+
+    def __init__(self, corpus_dir: Path, n_shards: int, seed: int, segment_docs: int,
+                 engine: Engine):
+        self.dir, self.n, self.seed, self.segment_docs = corpus_dir, n_shards, seed, segment_docs
+        self.engine = engine
+        self.seen: dict[int, int] = {}
+        self.duplicates = 0
+        self.shards: list[_Shard] = []
+        self.handles: list[Handle] = []
         for j in range(n_shards):
-            files.append(open(shard_path(corpus_dir, j), "wb"))  # noqa: SIM115
-        for doc in docs:
+            self.shards.append(_Shard(corpus_dir, j))
+
+    def add(self, batch: list[Document]) -> None:
+        seen, shards = self.seen, self.shards
+        for doc in batch:
             line = canonical_json({"id": doc.doc_id, "url": doc.url, "text": doc.text})
             key, content = _key64(doc.doc_id), _key64(line)
             if key in seen:
                 if seen[key] != content:
                     raise InputError(f"document id {doc.doc_id!r} appears twice with "
                                      "different content (use an id prefix per input)")
-                duplicates += 1
+                self.duplicates += 1
                 continue
             seen[key] = content
-            files[shard_of(doc.doc_id, seed, n_shards)].write(line.encode() + b"\n")
-            progress.advance()
-    finally:
-        for f in files:
-            f.close()
-    return duplicates
+            j = shard_of(doc.doc_id, self.seed, self.n)
+            shard = shards[j]
+            shard.write(line.encode() + b"\n", doc.doc_id)
+            if shard.rows % self.segment_docs == 0:
+                self._submit(j, shard)
+
+    def _submit(self, j: int, shard: _Shard) -> None:
+        shard.file.flush()
+        lo = shard.segments * self.segment_docs
+        task = SegmentTask(str(self.dir), j, shard.segments, lo, shard.seg_byte, shard.pos)
+        self.handles.append(self.engine.submit(build_segment, task))
+        shard.segments += 1
+        shard.seg_byte = shard.pos
+
+    def close(self) -> list[int]:
+        for j, shard in enumerate(self.shards):
+            if shard.rows > shard.segments * self.segment_docs:
+                self._submit(j, shard)
+            shard.close()
+        return [s.segments for s in self.shards]
 
 
-def _index_shard_store(corpus_dir: Path, shard: int) -> ShardInfo:
-    path = shard_path(corpus_dir, shard)
-    offsets: list[int] = []
-    ids: list[bytes] = []
-    pos = 0
-    with open(path, "rb") as f:
-        for line in f:
-            offsets.append(pos)
-            pos += len(line)
-            ids.append(json.loads(line)["id"].encode())
+def _finish_store(corpus_dir: Path, shard: _Shard, j: int) -> ShardInfo:
+    tmp_off, tmp_ids = shard_path(corpus_dir, j, ".offsets.tmp"), shard_path(corpus_dir, j,
+                                                                            ".ids.tmp")
+    offsets = np.fromfile(tmp_off, dtype="<i8").astype(np.int64)
+    with open(tmp_ids, "rb") as f:
+        ids = [json.loads(line).encode() for line in f]
     id_arr = np.array(ids, dtype=f"S{max((len(i) for i in ids), default=1)}")
     order = np.argsort(id_arr, kind="stable").astype(np.int64)
-    np.save(shard_path(corpus_dir, shard, ".offsets.npy"), np.array(offsets, dtype=np.int64))
-    np.save(shard_path(corpus_dir, shard, ".ids.npy"), id_arr)
-    np.save(shard_path(corpus_dir, shard, ".ids_sorted.npy"), id_arr[order])
-    np.save(shard_path(corpus_dir, shard, ".order.npy"), order)
-    return ShardInfo(count=len(ids), bytes=pos, sha256=sha256_file(path))
+    np.save(shard_path(corpus_dir, j, ".offsets.npy"), offsets)
+    np.save(shard_path(corpus_dir, j, ".ids.npy"), id_arr)
+    np.save(shard_path(corpus_dir, j, ".ids_sorted.npy"), id_arr[order])
+    np.save(shard_path(corpus_dir, j, ".order.npy"), order)
+    tmp_off.unlink()
+    tmp_ids.unlink()
+    return ShardInfo(count=len(ids), bytes=shard.pos, sha256=shard.hash.hexdigest())
 
 
 def build_corpus(inputs: Sequence[CorpusInput], out_dir: str | Path, *, shards: int = 7,
                  seed: int = 0, progress: Progress | None = None,
-                 segment_docs: int = 50_000) -> CorpusManifest:
+                 segment_docs: int = SEGMENT_DOCS, batch_docs: int = BATCH_DOCS,
+                 engine: str = "local", workers: int = 1,
+                 address: str | None = None) -> CorpusManifest:
     """Ingest ``inputs`` into ``out_dir`` (new or empty), shard, index BM25, write manifest."""
     progress = progress if progress is not None else SilentProgress()
     corpus_dir = Path(out_dir)
     if shards < 1:
         raise ConfigError("a corpus needs at least one shard")
+    if segment_docs < 1 or batch_docs < 1:
+        raise ConfigError("segment_docs and batch_docs must be at least 1")
     if corpus_dir.exists() and any(corpus_dir.iterdir()):
         raise ConfigError(f"{corpus_dir}: corpus output directory is not empty")
     (corpus_dir / "shards").mkdir(parents=True, exist_ok=True)
     pins: list[InputPin] = []
-    progress.stage("ingest documents")
-    dups = _write_shards(_iter_inputs(inputs, pins), corpus_dir, shards, seed, progress)
-    progress.stage("document store", total=shards)
-    infos = []
-    for j in range(shards):
-        infos.append(_index_shard_store(corpus_dir, j))
-        progress.advance()
-    build_bm25_index(corpus_dir, shards, progress=progress, segment_docs=segment_docs)
+    with open_engine(engine, workers, address) as eng:
+        ingest = _Ingest(corpus_dir, shards, seed, segment_docs, eng)
+        try:
+            progress.stage("ingest documents")
+            for batch in iter_batches(_iter_inputs(inputs, pins, batch_docs), batch_docs):
+                ingest.add(batch)
+                progress.advance(len(batch))
+        finally:
+            segments = ingest.close()
+        progress.stage("document store", total=shards)
+        infos = []
+        for j, shard in enumerate(ingest.shards):
+            infos.append(_finish_store(corpus_dir, shard, j))
+            progress.advance()
+        progress.stage("bm25 index", total=len(ingest.handles))
+        for handle in ingest.handles:
+            handle.result()
+            progress.advance()
+    finish_index(corpus_dir, shards, segments)
     manifest = CorpusManifest(
-        seed=seed, shards=infos, total=sum(s.count for s in infos), duplicates=dups,
-        inputs=[InputInfo(**p.to_json()) for p in pins])
+        seed=seed, shards=infos, total=sum(s.count for s in infos),
+        duplicates=ingest.duplicates, inputs=[InputInfo(**p.to_json()) for p in pins])
     (corpus_dir / MANIFEST).write_text(canonical_json(manifest.model_dump(mode="json")) + "\n",
                                        encoding="utf-8")
     return manifest

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, cast
 
 from snapaudit.errors import InputError
-from snapaudit.hashing import sha256_file, sha256_text
+from snapaudit.hashing import sha256_text
 from snapaudit.testbed.retrieval.base import Document
 
 FORMATS = ("generic", "fineweb", "c4", "dolma", "dpr", "nq-oracle")
@@ -184,13 +184,14 @@ def _jsonl_records(first: str, text: io.TextIOWrapper, path: Path) -> Iterator[t
             raise InputError(f"invalid JSON line: {exc}", path=str(path), line=lineno) from exc
 
 
-def _parquet_records(path: Path) -> Iterator[tuple[int, Any]]:
+def _parquet_records(source: Any, batch_rows: int) -> Iterator[tuple[int, Any]]:
+    """Rows of a Parquet file, ``batch_rows`` at a time (arrow reads one row group's columns)."""
     import pyarrow.parquet as pq
 
     row = 0
-    pf = pq.ParquetFile(path)
+    pf = pq.ParquetFile(source)
     try:
-        for batch in pf.iter_batches(batch_size=4096):
+        for batch in pf.iter_batches(batch_size=batch_rows):
             for rec in batch.to_pylist():
                 row += 1
                 yield row, rec
@@ -198,16 +199,53 @@ def _parquet_records(path: Path) -> Iterator[tuple[int, Any]]:
         pf.close()
 
 
+def is_url(path: str | Path) -> bool:
+    """``scheme://...`` inputs are opened with fsspec (``s3://``, ``gs://``, ``https://``...)."""
+    return "://" in str(path)
+
+
+def input_name(path: str | Path) -> str:
+    """The file name of a local path or URL (what the manifest pins)."""
+    return str(path).rstrip("/").rsplit("/", 1)[-1] if is_url(path) else Path(path).name
+
+
+def open_input(path: str | Path) -> BinaryIO:
+    """A local file, or an fsspec URL when fsspec (and the filesystem's package) is installed."""
+    if not is_url(path):
+        return open(path, "rb")
+    try:
+        import fsspec
+    except ImportError as exc:
+        raise InputError("reading a URL needs the fsspec package (and its filesystem, "
+                         "e.g. s3fs)", path=str(path)) from exc
+    try:
+        return cast(BinaryIO, fsspec.open(str(path), "rb").open())
+    except (OSError, ValueError, ImportError) as exc:
+        raise InputError(f"cannot open: {exc}", path=str(path)) from exc
+
+
+def _sha256_stream(path: str | Path) -> tuple[int, str]:
+    h, size = hashlib.sha256(), 0
+    with open_input(path) as f:
+        while block := f.read(1 << 20):
+            h.update(block)
+            size += len(block)
+    return size, h.hexdigest()
+
+
 def read_documents(path: str | Path, fmt: str, fields: FieldMap = FieldMap(),
-                   pin: InputPin | None = None) -> Iterator[Document]:
-    """Stream the documents of one file; ``pin`` receives its size and sha256 by the end."""
-    path = Path(path)
+                   pin: InputPin | None = None, batch_rows: int = 4096) -> Iterator[Document]:
+    """Stream the documents of one file or URL; ``pin`` receives its size and sha256 by the
+    end. Parquet is read ``batch_rows`` rows at a time."""
+    source = str(path)
+    path = Path(input_name(source)) if is_url(source) else Path(source)
     pin = pin if pin is not None else InputPin(path.name, fmt)
     if path.suffix == ".parquet":
-        yield from _mapped(_parquet_records(path), fmt, fields, path, pin)
-        pin.size, pin.sha256 = path.stat().st_size, sha256_file(path)
+        with open_input(source) as f:
+            yield from _mapped(_parquet_records(f, batch_rows), fmt, fields, path, pin)
+        pin.size, pin.sha256 = _sha256_stream(source)
         return
-    with open(path, "rb") as raw:
+    with open_input(source) as raw:
         hashed = io.BufferedReader(_HashingReader(raw, pin), buffer_size=1 << 20)
         stream = cast(BinaryIO, gzip.GzipFile(fileobj=hashed) if path.suffix == ".gz" else hashed)
         name = path.with_suffix("") if path.suffix == ".gz" else path

@@ -20,122 +20,68 @@ Layout: ``bm25/meta.json``; ``bm25/shard-00/doclen.npy``; ``bm25/shard-00/seg-00
 from __future__ import annotations
 
 import json
-from array import array
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from snapaudit.errors import ConfigError, IntegrityError
-from snapaudit.hashing import canonical_json, sha256_file
-from snapaudit.progress import Progress, SilentProgress
+from snapaudit.hashing import sha256_file
 from snapaudit.testbed.retrieval.base import Document, Hit
+from snapaudit.testbed.retrieval.bm25_build import INDEX_VERSION
+from snapaudit.testbed.retrieval.bm25_shard import ShardIndex, Terms
 from snapaudit.testbed.retrieval.tokenize import TOKENIZER, tokenize
 
-INDEX_VERSION = 1
+__all__ = ["INDEX_VERSION", "Bm25Retriever", "PrefixStats", "merge_top", "open_shards",
+           "prefix_stats", "read_meta"]
 
 
-def _shard_dir(corpus_dir: Path, shard: int) -> Path:
-    return corpus_dir / "bm25" / f"shard-{shard:02d}"
+def read_meta(corpus_dir: Path) -> dict[str, Any]:
+    meta_path = corpus_dir / "bm25" / "meta.json"
+    if not meta_path.exists():
+        raise ConfigError(f"{corpus_dir}: no BM25 index (rebuild the corpus)")
+    meta: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8"))
+    if meta["tokenizer"] != TOKENIZER or meta["version"] != INDEX_VERSION:
+        raise IntegrityError(f"{meta_path}: index built with another tokenizer/version")
+    return meta
 
 
-class _SegmentWriter:
-    """Accumulates the postings of up to ``limit`` documents, then writes one CSR segment."""
-
-    def __init__(self, out: Path):
-        self.out = out
-        self.vocab: dict[str, int] = {}
-        self.terms, self.rows, self.tfs = array("q"), array("q"), array("q")
-
-    def add(self, row: int, counts: Counter[str]) -> None:
-        vocab = self.vocab
-        for term, tf in counts.items():
-            self.terms.append(vocab.setdefault(term, len(vocab)))
-            self.rows.append(row)
-            self.tfs.append(tf)
-
-    def write(self) -> None:
-        self.out.mkdir(parents=True, exist_ok=True)
-        words = np.array([t.encode() for t in self.vocab] or [b""], dtype=np.bytes_)
-        words = words[: len(self.vocab)]
-        order = np.argsort(words, kind="stable")
-        rank = np.empty_like(order)
-        rank[order] = np.arange(len(order))
-        tids = rank[np.frombuffer(self.terms, dtype=np.int64)] if len(self.terms) else \
-            np.zeros(0, dtype=np.int64)
-        rows = np.frombuffer(self.rows, dtype=np.int64)
-        perm = np.lexsort((rows, tids))
-        indptr = np.zeros(len(order) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(tids, minlength=len(order)), out=indptr[1:])
-        np.save(self.out / "terms.npy", words[order])
-        np.save(self.out / "indptr.npy", indptr)
-        np.save(self.out / "rows.npy", rows[perm].astype(np.int32))
-        np.save(self.out / "tfs.npy", np.frombuffer(self.tfs, dtype=np.int64)[perm]
-                .astype(np.int32))
+def open_shards(corpus_dir: Path, meta: dict[str, Any], shards: range) -> dict[int, ShardIndex]:
+    return {j: ShardIndex(corpus_dir, j, meta["shards"][j]["segments"],
+                          meta["shards"][j]["docs"], meta["shards"][j]["tokens"])
+            for j in shards}
 
 
-def _build_shard(docs: Iterator[Document], out: Path, segment_docs: int) -> dict[str, int]:
-    lengths = array("q")
-    seg, segments = None, 0
-    for row, doc in enumerate(docs):
-        if seg is None:
-            seg = _SegmentWriter(out / f"seg-{segments:03d}")
-        counts = Counter(tokenize(doc.text))
-        lengths.append(sum(counts.values()))
-        seg.add(row, counts)
-        if len(lengths) % segment_docs == 0:
-            seg.write()
-            seg, segments = None, segments + 1
-    if seg is not None:
-        seg.write()
-        segments += 1
-    out.mkdir(parents=True, exist_ok=True)
-    np.save(out / "doclen.npy", np.frombuffer(lengths, dtype=np.int64).astype(np.int32)
-            if lengths else np.zeros(0, dtype=np.int32))
-    return {"docs": len(lengths), "tokens": int(sum(lengths)), "segments": segments}
+class PrefixStats:
+    """N, avgdl and the Lucene idf of every query term over a prefix (sums of shard stats)."""
+
+    def __init__(self, terms: Terms, per_shard: list[tuple[int, int, list[int]]]):
+        self.docs = sum(s[0] for s in per_shard)
+        tokens = sum(s[1] for s in per_shard)
+        self.avgdl = tokens / self.docs if self.docs else 0.0
+        df = [sum(s[2][i] for s in per_shard) for i in range(len(terms))]
+        keep = [i for i, d in enumerate(df) if d > 0]
+        self.terms: Terms = [terms[i] for i in keep]
+        self.idfs = [float(np.log(1.0 + (self.docs - df[i] + 0.5) / (df[i] + 0.5))) for i in keep]
 
 
-def build_bm25_index(corpus_dir: Path, n_shards: int, *, progress: Progress | None = None,
-                     segment_docs: int = 50_000) -> None:
-    """Per-shard BM25 statistics of a corpus whose shard files are written."""
-    from snapaudit.testbed.corpus.manifest import shard_path
-    from snapaudit.testbed.corpus.store import DocStore
-
-    progress = progress if progress is not None else SilentProgress()
-    progress.stage("bm25 index", total=n_shards)
-    shards = []
-    for j in range(n_shards):
-        docs = DocStore.iter_file(shard_path(corpus_dir, j))
-        shards.append(_build_shard(docs, _shard_dir(corpus_dir, j), segment_docs))
-        progress.advance()
-    meta = {"version": INDEX_VERSION, "tokenizer": TOKENIZER, "shards": shards}
-    (corpus_dir / "bm25" / "meta.json").write_text(canonical_json(meta) + "\n", encoding="utf-8")
+def prefix_stats(tokens: list[str], per_shard: list[tuple[int, int, list[int]]]) -> PrefixStats:
+    return PrefixStats(list(Counter(tokens).items()), per_shard)
 
 
-def _mapped(path: Path) -> Any:
-    """A read-only, memory-mapped array as a plain ndarray view (no memmap subclass cost)."""
-    return np.load(path, mmap_mode="r").view(np.ndarray)
+def query_terms(query: str) -> Terms:
+    return list(Counter(tokenize(query)).items())
 
 
-class _Segment:
-    def __init__(self, path: Path):
-        self.terms = _mapped(path / "terms.npy")
-        self.indptr = _mapped(path / "indptr.npy")
-        self.rows = _mapped(path / "rows.npy")
-        self.tfs = _mapped(path / "tfs.npy")
-
-    def postings(self, term: bytes) -> tuple[Any, Any] | None:
-        i = int(np.searchsorted(self.terms, term))
-        if i >= len(self.terms) or bytes(self.terms[i]) != term:
-            return None
-        lo, hi = int(self.indptr[i]), int(self.indptr[i + 1])
-        return self.rows[lo:hi], self.tfs[lo:hi]
+def merge_top(lists: list[list[tuple[float, str]]], k: int) -> list[Hit]:
+    """The exact top k of shard lists: score descending, then document id ascending."""
+    cands = sorted(((-score, doc_id) for lst in lists for score, doc_id in lst))
+    return [Hit(doc_id, -neg) for neg, doc_id in cands[:k]]
 
 
 class Bm25Retriever:
-    """BM25 top-k over the first ``prefix`` shards of a built corpus."""
+    """BM25 top-k over the first ``prefix`` shards of a built corpus (in this process)."""
 
     def __init__(self, corpus_dir: str | Path, k1: float = 0.9, b: float = 0.4):
         from snapaudit.testbed.corpus.store import DocStore
@@ -143,18 +89,9 @@ class Bm25Retriever:
         self.dir = Path(corpus_dir)
         self.k1, self.b = k1, b
         self.store = DocStore(self.dir)
-        meta_path = self.dir / "bm25" / "meta.json"
-        if not meta_path.exists():
-            raise ConfigError(f"{self.dir}: no BM25 index (rebuild the corpus)")
-        self.meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if self.meta["tokenizer"] != TOKENIZER or self.meta["version"] != INDEX_VERSION:
-            raise IntegrityError(f"{meta_path}: index built with another tokenizer/version")
-        self._meta_sha = sha256_file(meta_path)
-        self._doclen = [_mapped(_shard_dir(self.dir, j) / "doclen.npy")
-                        for j in range(len(self.meta["shards"]))]
-        self._segments = [
-            [_Segment(_shard_dir(self.dir, j) / f"seg-{s:03d}") for s in range(sh["segments"])]
-            for j, sh in enumerate(self.meta["shards"])]
+        self.meta = read_meta(self.dir)
+        self._meta_sha = sha256_file(self.dir / "bm25" / "meta.json")
+        self._shards: dict[int, ShardIndex] = {}
 
     def spec(self) -> dict[str, Any]:
         return {"kind": "bm25", "k1": self.k1, "b": self.b, "idf": "lucene",
@@ -162,48 +99,32 @@ class Bm25Retriever:
                 "index_version": INDEX_VERSION, "index_meta_sha256": self._meta_sha,
                 "corpus": self.store.manifest.hash()}
 
-    def _check_prefix(self, prefix: int) -> None:
-        if not 0 <= prefix <= len(self._segments):
-            raise ConfigError(f"prefix {prefix} outside 0..{len(self._segments)} shards")
+    def shards(self, prefix: int) -> list[ShardIndex]:
+        """The shard indexes of a prefix, opened on first use (memory grows with the prefix)."""
+        n = len(self.meta["shards"])
+        if not 0 <= prefix <= n:
+            raise ConfigError(f"prefix {prefix} outside 0..{n} shards")
+        missing = range(len(self._shards), prefix)
+        self._shards.update(open_shards(self.dir, self.meta, missing))
+        return [self._shards[j] for j in range(prefix)]
+
+    def _stats(self, terms: Terms, shards: list[ShardIndex]) -> PrefixStats:
+        words = [t for t, _ in terms]
+        return PrefixStats(terms, [s.stats(words) for s in shards])
 
     def shard_scores(self, tokens: list[str], prefix: int) -> list[Any]:
         """float64 scores of every document of shards ``0 .. prefix-1`` (one array per shard)."""
-        self._check_prefix(prefix)
-        shards = self.meta["shards"][:prefix]
-        n_docs = sum(s["docs"] for s in shards)
-        scores = [np.zeros(s["docs"], dtype=np.float64) for s in shards]
-        if n_docs == 0:
-            return scores
-        avgdl = sum(s["tokens"] for s in shards) / n_docs
-        for term, qtf in Counter(tokens).items():
-            lists = [(j, p) for j in range(prefix) for seg in self._segments[j]
-                     if (p := seg.postings(term.encode())) is not None]
-            df = sum(len(p[0]) for _, p in lists)
-            if df == 0:
-                continue
-            idf = np.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
-            for j, (rows, tfs) in lists:
-                tf = tfs.astype(np.float64)
-                norm = self.k1 * (1.0 - self.b + self.b * self._doclen[j][rows] / avgdl)
-                scores[j][rows] += qtf * idf * tf / (tf + norm)
-        return scores
+        shards = self.shards(prefix)
+        st = self._stats(list(Counter(tokens).items()), shards)
+        return [s.scores(st.terms, st.idfs, st.avgdl, self.k1, self.b) for s in shards]
 
     def search(self, query: str, prefix: int, k: int) -> list[Hit]:
-        scores = self.shard_scores(tokenize(query), prefix)
-        cands: list[tuple[float, str]] = []
-        for j, arr in enumerate(scores):
-            cands.extend((-float(arr[r]), self.store.doc_id(j, int(r))) for r in _top_rows(arr, k))
-        cands.sort()
-        return [Hit(doc_id, -neg) for neg, doc_id in cands[:k]]
+        shards = self.shards(prefix)
+        st = self._stats(query_terms(query), shards)
+        if not st.terms:
+            return []
+        return merge_top([s.top(st.terms, st.idfs, st.avgdl, self.k1, self.b, k)
+                          for s in shards], k)
 
     def document(self, doc_id: str) -> Document:
         return self.store.document(doc_id)
-
-
-def _top_rows(scores: Any, k: int) -> Any:
-    """Rows with a positive score that can be in the top k (every row tied at the cut)."""
-    pos = np.flatnonzero(scores > 0)
-    if len(pos) <= k:
-        return pos
-    cut = np.partition(scores[pos], len(pos) - k)[len(pos) - k]
-    return pos[scores[pos] >= cut]

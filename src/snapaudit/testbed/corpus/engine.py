@@ -1,0 +1,128 @@
+"""Where build tasks run: in this process, a local process pool, or a Ray cluster.
+
+Every engine runs the same picklable task functions with the same arguments, and the build
+only ever reads their results in submission order, so the output is byte-identical whatever
+the engine and worker count. Ray is optional (``pip install 'snapaudit[ray]'``); with Ray,
+the corpus directory must be on a filesystem every Ray worker sees (one machine, or a shared
+mount), since tasks read shard files and write index files there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from snapaudit.errors import BackendError, ConfigError
+
+ENGINES = ("local", "ray")
+
+
+class Handle(Protocol):
+    def result(self) -> Any: ...
+
+
+class _Done:
+    def __init__(self, value: Any):
+        self.value = value
+
+    def result(self) -> Any:
+        return self.value
+
+
+class Engine:
+    """Runs tasks in this process, one after another (``--workers 1``)."""
+
+    workers = 1
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Handle:
+        return _Done(fn(*args))
+
+    def close(self) -> None:
+        return None
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class PoolEngine(Engine):
+    """A local pool of ``workers`` processes (started with ``spawn``: no inherited state)."""
+
+    def __init__(self, workers: int):
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        self.workers = workers
+        self._pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Handle:
+        return self._pool.submit(fn, *args)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _RayHandle:
+    def __init__(self, ref: Any):
+        self.ref = ref
+
+    def result(self) -> Any:
+        import ray
+
+        return ray.get(self.ref)
+
+
+def ray_module() -> Any:
+    try:
+        import ray
+    except ImportError as exc:
+        raise BackendError("the Ray engine needs `pip install 'snapaudit[ray]'`") from exc
+    return ray
+
+
+def ray_connect(address: str | None, workers: int) -> bool:
+    """Connect to ``address`` (or start a local Ray with ``workers`` CPUs); True if we started
+    it (and so shut it down at the end)."""
+    ray = ray_module()
+    if ray.is_initialized():
+        return False
+    kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": "ERROR",
+                              "configure_logging": False}
+    if address:
+        ray.init(address=address, **kwargs)
+    else:
+        ray.init(num_cpus=workers, include_dashboard=False, **kwargs)
+    return True
+
+
+class RayEngine(Engine):
+    """Ray tasks (``ray.remote``), one per submitted call."""
+
+    def __init__(self, workers: int, address: str | None = None):
+        self.workers = workers
+        self._ray = ray_module()
+        self._owned = ray_connect(address, workers)
+        self._remote: dict[Callable[..., Any], Any] = {}
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Handle:
+        if fn not in self._remote:
+            self._remote[fn] = self._ray.remote(num_cpus=1)(fn)
+        return _RayHandle(self._remote[fn].remote(*args))
+
+    def close(self) -> None:
+        if self._owned:
+            self._ray.shutdown()
+
+
+def open_engine(engine: str = "local", workers: int = 1, address: str | None = None) -> Engine:
+    if workers < 1:
+        raise ConfigError("--workers must be at least 1")
+    if engine == "local":
+        if address:
+            raise ConfigError("--address is for --engine ray")
+        return Engine() if workers == 1 else PoolEngine(workers)
+    if engine == "ray":
+        return RayEngine(workers, address)
+    raise ConfigError(f"unknown engine {engine!r} (known: {', '.join(ENGINES)})")

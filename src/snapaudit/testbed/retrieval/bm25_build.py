@@ -1,0 +1,127 @@
+"""Building the BM25 statistics of a corpus: one task per (shard, segment), any engine.
+
+A segment is a fixed range of shard rows (``segment_docs`` per segment, the last one shorter).
+Its task reads only its byte range of the shard file, counts terms in batches of
+``BATCH_DOCS`` documents (:func:`~snapaudit.testbed.retrieval.bm25_count.count_batch`) and
+writes one CSR segment plus the segment's document lengths. Its output depends on nothing
+but those bytes and its first row, so the index is byte-identical whichever engine runs the
+tasks, in whatever order, on however many workers. :func:`finish_index` then joins the
+per-segment document lengths into ``doclen.npy`` per shard and writes ``bm25/meta.json``.
+
+Memory of one task: the documents of one batch, plus the postings of one segment
+(about 3 x 8 bytes per distinct term of a document), plus its vocabulary.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from snapaudit.hashing import canonical_json
+from snapaudit.testbed.retrieval.bm25_count import TermTable, count_batch
+from snapaudit.testbed.retrieval.tokenize import TOKENIZER
+
+INDEX_VERSION = 1
+BATCH_DOCS = 256
+
+
+def shard_dir(corpus_dir: Path, shard: int) -> Path:
+    return corpus_dir / "bm25" / f"shard-{shard:02d}"
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentTask:
+    """Rows ``row_lo ..`` of ``shard`` (bytes ``byte_lo .. byte_hi`` of its file) -> ``seg``."""
+
+    corpus_dir: str
+    shard: int
+    seg: int
+    row_lo: int
+    byte_lo: int
+    byte_hi: int
+
+
+def _texts(data: bytes) -> list[str]:
+    return [json.loads(line)["text"] for line in data.split(b"\n") if line]
+
+
+def build_segment(task: SegmentTask) -> dict[str, int]:
+    """Count the segment's documents and write its CSR arrays; returns docs and tokens."""
+    from snapaudit.testbed.corpus.manifest import shard_path
+
+    with open(shard_path(Path(task.corpus_dir), task.shard), "rb") as f:
+        f.seek(task.byte_lo)
+        texts = _texts(f.read(task.byte_hi - task.byte_lo))
+    table = TermTable()
+    gids, rows, tfs, lens = [], [], [], []
+    for lo in range(0, len(texts), BATCH_DOCS):
+        counts = count_batch(texts[lo: lo + BATCH_DOCS], table)
+        gids.append(counts.gids)
+        rows.append(counts.docs + lo)
+        tfs.append(counts.tfs)
+        lens.append(counts.doc_lens)
+    out = shard_dir(Path(task.corpus_dir), task.shard) / f"seg-{task.seg:03d}"
+    doclen = np.concatenate(lens).astype(np.int32) if lens else np.zeros(0, np.int32)
+    kept = ~table.stop  # stopwords have no postings: not terms of the segment
+    words = [w for w, k in zip(table.words, kept.tolist(), strict=True) if k]
+    remap = np.cumsum(kept) - 1
+    _write_segment(out, words, remap[_cat(gids)], _cat(rows), _cat(tfs), len(texts),
+                   task.row_lo)
+    np.save(out / "doclen.npy", doclen)
+    return {"docs": len(texts), "tokens": int(doclen.sum(dtype=np.int64))}
+
+
+def _cat(parts: list[Any]) -> Any:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def _write_segment(out: Path, vocab: list[str], gids: Any, rows: Any, tfs: Any, n_rows: int,
+                   row_lo: int) -> None:
+    """CSR by term (terms sorted by UTF-8 bytes), rows ascending within a term."""
+    out.mkdir(parents=True, exist_ok=True)
+    words = np.array([t.encode() for t in vocab] or [b""], dtype=np.bytes_)[: len(vocab)]
+    order = np.argsort(words, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    tids = rank[gids] if len(gids) else np.zeros(0, dtype=np.int64)
+    perm = np.argsort(tids * max(n_rows, 1) + rows)  # keys are unique: a total order
+    indptr = np.zeros(len(order) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(tids, minlength=len(order)), out=indptr[1:])
+    np.save(out / "terms.npy", words[order])
+    np.save(out / "indptr.npy", indptr)
+    np.save(out / "rows.npy", (rows[perm] + row_lo).astype(np.int32))
+    np.save(out / "tfs.npy", tfs[perm].astype(np.int32))
+
+
+def plan_segments(corpus_dir: Path, shard: int, offsets: Any, total_bytes: int,
+                  segment_docs: int) -> list[SegmentTask]:
+    """The segment tasks of one shard, from its row byte offsets."""
+    n = len(offsets)
+    tasks = []
+    for seg, lo in enumerate(range(0, n, segment_docs)):
+        hi = min(lo + segment_docs, n)
+        byte_hi = int(offsets[hi]) if hi < n else total_bytes
+        tasks.append(SegmentTask(str(corpus_dir), shard, seg, lo, int(offsets[lo]), byte_hi))
+    return tasks
+
+
+def finish_index(corpus_dir: Path, n_shards: int, segments: list[int]) -> None:
+    """Join per-segment document lengths per shard, write ``bm25/meta.json``."""
+    shards = []
+    for j in range(n_shards):
+        out = shard_dir(corpus_dir, j)
+        out.mkdir(parents=True, exist_ok=True)
+        parts = [out / f"seg-{s:03d}" / "doclen.npy" for s in range(segments[j])]
+        lens = [np.load(p) for p in parts]
+        doclen = np.concatenate(lens) if lens else np.zeros(0, dtype=np.int32)
+        np.save(out / "doclen.npy", doclen.astype(np.int32))
+        for p in parts:
+            p.unlink()
+        shards.append({"docs": len(doclen), "tokens": int(doclen.sum(dtype=np.int64)),
+                       "segments": segments[j]})
+    meta = {"version": INDEX_VERSION, "tokenizer": TOKENIZER, "shards": shards}
+    (corpus_dir / "bm25" / "meta.json").write_text(canonical_json(meta) + "\n", encoding="utf-8")

@@ -1,0 +1,252 @@
+"""Vectorized tokenization and term counting of whole document batches (tokenizer v1, exact).
+
+:func:`count_batch` gives, for a batch of texts, exactly the per-document term counts of
+``Counter(tokenize(text))`` (:mod:`snapaudit.testbed.retrieval.tokenize`), without a Python
+object per token:
+
+1. every text is NFKC-normalized and case-folded (one C call per document), the batch is
+   joined with ``\\n`` (a separator character, never part of a token; NFKC and case folding
+   are per-document, so joining afterwards changes nothing) and viewed as UTF-32 code points;
+2. a code point is a token character iff ``str.isalnum()`` (what ``[^\\W_]`` matches), by a
+   table over all code points built once per process;
+3. tokens are the maximal runs of token characters; runs longer than 64 are dropped;
+4. every token gets two independent 64-bit polynomial hashes (prefix sums of ``c_i * P^i``
+   modulo 2^64); tokens are grouped by the first hash, and the second must agree inside
+   every group, else the batch falls back to the per-token path (no silent merge);
+5. one string per distinct token of the batch is cut out of the joined text, stopwords are
+   dropped at that level, and (token, document) pairs are counted with one sort.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from snapaudit.testbed.retrieval.tokenize import MAX_TOKEN_CHARS, STOPWORDS, tokenize
+
+_P1, _P2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F)
+_state: dict[str, Any] = {}
+
+
+def _alnum_table() -> Any:
+    table = _state.get("alnum")
+    if table is None:
+        table = np.fromiter((chr(c).isalnum() for c in range(0x110000)), dtype=bool,
+                            count=0x110000)
+        _state["alnum"] = table
+    return table
+
+
+def _mix(h: Any) -> Any:
+    """A bijective 64-bit finalizer (MurmurHash3 fmix64): every bit depends on every bit."""
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xC4CEB9FE1A85EC53)
+    h ^= h >> np.uint64(33)
+    return h
+
+
+def _inverse(p: int) -> int:
+    """p^-1 modulo 2^64 (p odd), by Newton iteration."""
+    inv = p
+    for _ in range(7):
+        inv = (inv * (2 - p * inv)) % (1 << 64)
+    return inv
+
+
+def _powers(n: int) -> tuple[Any, Any, Any, Any]:
+    """P1^i, P1^-i, P2^i, P2^-i for i < n (cached per process, grown by doubling)."""
+    cached = _state.get("powers")
+    if cached is not None and len(cached[0]) >= n:
+        return cached  # type: ignore[no-any-return]
+    size = max(n, 1 << 16, 2 * (0 if cached is None else len(cached[0])))
+    out = []
+    for p in (int(_P1), _inverse(int(_P1)), int(_P2), _inverse(int(_P2))):
+        arr = np.full(size, p, dtype=np.uint64)
+        arr[0] = 1
+        out.append(np.cumprod(arr, dtype=np.uint64))
+    _state["powers"] = tuple(out)
+    return _state["powers"]  # type: ignore[no-any-return]
+
+
+def _hashes(cp: Any, starts: Any, ends: Any) -> tuple[Any, Any]:
+    """Two polynomial hashes of every token ``cp[s:e]``: sum of ``cp[s+i] * P^i`` mod 2^64,
+    from prefix sums over the whole batch (sequential passes, no per-token work)."""
+    n = len(cp)
+    pw1, ip1, pw2, ip2 = _powers(n)
+    cp64 = cp.astype(np.uint64)
+    acc = np.zeros(n + 1, dtype=np.uint64)
+    tmp = np.empty(n, dtype=np.uint64)
+    out = []
+    for pw, ip in ((pw1, ip1), (pw2, ip2)):
+        np.multiply(cp64, pw[:n], out=tmp)
+        np.cumsum(tmp, out=acc[1:])
+        out.append((acc[ends] - acc[starts]) * ip[starts])
+    return _mix(out[0]), out[1]
+
+
+def fold(text: str) -> str:
+    return text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).casefold()
+
+
+class TermTable:
+    """The vocabulary of one segment, keyed by the two token hashes (numpy, no Python work
+    per token or per known term): ``words[gid]``, ``stop[gid]``. A new term costs one string
+    cut; two different terms with equal first hash raise (never merged silently)."""
+
+    def __init__(self) -> None:
+        self.words: list[str] = []
+        self._stop = np.zeros(1 << 12, dtype=bool)
+        self.index: dict[str, int] | None = None  # the per-token path's vocabulary, once used
+        self._keys = np.zeros(0, dtype=np.uint64)   # sorted first hashes, merged ...
+        self._h2 = np.zeros(0, dtype=np.uint64)
+        self._gid = np.zeros(0, dtype=np.int64)
+        self._dkeys = np.zeros(0, dtype=np.uint64)  # ... and a small sorted delta
+        self._dh2 = np.zeros(0, dtype=np.uint64)
+        self._dgid = np.zeros(0, dtype=np.int64)
+
+    @property
+    def stop(self) -> Any:
+        return self._stop[: len(self.words)]
+
+    def append(self, words: list[str]) -> None:
+        n = len(self.words) + len(words)
+        if n > len(self._stop):
+            grown = np.zeros(max(n, 2 * len(self._stop)), dtype=bool)
+            grown[: len(self.words)] = self.stop
+            self._stop = grown
+        self._stop[len(self.words): n] = [w in STOPWORDS for w in words]
+        self.words.extend(words)
+
+    @staticmethod
+    def _find(keys: Any, u: Any) -> tuple[Any, Any]:
+        pos = np.searchsorted(keys, u)
+        pos_c = np.minimum(pos, max(len(keys) - 1, 0))
+        found = (pos < len(keys)) & (keys[pos_c] == u) if len(keys) else np.zeros(len(u), bool)
+        return pos_c, found
+
+    def lookup(self, u: Any, h2: Any, cut: Callable[[Any], list[str]]) -> Any:
+        """Segment ids of the distinct terms ``u`` (sorted first hashes) of a batch;
+        ``cut(positions)`` gives the strings of the terms at those positions (the new ones)."""
+        gid = np.full(len(u), -1, dtype=np.int64)
+        for keys, hs, ids in ((self._keys, self._h2, self._gid),
+                              (self._dkeys, self._dh2, self._dgid)):
+            pos, found = self._find(keys, u)
+            if np.any(hs[pos[found]] != h2[found]):
+                raise _Collision
+            gid[found] = ids[pos[found]]
+        new = np.flatnonzero(gid < 0)
+        if len(new):
+            base = len(self.words)
+            self.append(cut(new))
+            gid[new] = np.arange(base, base + len(new))
+            self._add(u[new], h2[new], gid[new])
+        return gid
+
+    def _add(self, u: Any, h2: Any, gid: Any) -> None:
+        keys = np.concatenate([self._dkeys, u])
+        order = np.argsort(keys, kind="stable")
+        self._dkeys, self._dh2 = keys[order], np.concatenate([self._dh2, h2])[order]
+        self._dgid = np.concatenate([self._dgid, gid])[order]
+        if len(self._dkeys) > max(1 << 14, len(self._keys) // 4):
+            keys = np.concatenate([self._keys, self._dkeys])
+            order = np.argsort(keys, kind="stable")
+            self._keys, self._h2 = keys[order], np.concatenate([self._h2, self._dh2])[order]
+            self._gid = np.concatenate([self._gid, self._dgid])[order]
+            self._dkeys = np.zeros(0, dtype=np.uint64)
+            self._dh2 = np.zeros(0, dtype=np.uint64)
+            self._dgid = np.zeros(0, dtype=np.int64)
+
+
+class _Collision(Exception):
+    """Two different tokens share the first hash (astronomically rare): count slowly."""
+
+
+_DOC_BITS = 16  # documents per call to count_batch: at most 2^16
+
+
+class Counts:
+    """Term counts of a batch: ``doc_lens[d]`` (tokens kept), and one posting per (term,
+    document): term ``gids[i]`` of the table occurs ``tfs[i]`` times in document ``docs[i]``
+    (stopwords dropped; postings in no particular order)."""
+
+    __slots__ = ("doc_lens", "docs", "gids", "tfs")
+
+    def __init__(self, doc_lens: Any, gids: Any, docs: Any, tfs: Any):
+        self.doc_lens, self.gids, self.docs, self.tfs = doc_lens, gids, docs, tfs
+
+
+def count_batch(texts: Sequence[str], table: TermTable) -> Counts:
+    """Per-document term counts of ``texts``, equal to ``Counter(tokenize(t))`` for each."""
+    if len(texts) > 1 << _DOC_BITS:
+        raise ValueError(f"count_batch takes at most {1 << _DOC_BITS} texts")
+    if table.index is None:
+        try:
+            return _count(texts, table)
+        except _Collision:
+            table.index = {w: i for i, w in enumerate(table.words)}
+    return _slow(texts, table)
+
+
+def _count(texts: Sequence[str], table: TermTable) -> Counts:
+    folded = [fold(t) for t in texts]
+    joined = "\n".join(folded) + "\n"
+    cp = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    edge = np.diff(_alnum_table()[cp].view(np.int8), prepend=np.int8(0))
+    starts, ends = np.flatnonzero(edge == 1), np.flatnonzero(edge == -1)
+    keep = (ends - starts) <= MAX_TOKEN_CHARS
+    starts, ends = starts[keep], ends[keep]
+    doc_end = np.cumsum(np.fromiter(map(len, folded), dtype=np.int64, count=len(folded)) + 1)
+    doc = np.searchsorted(doc_end, starts, side="right").astype(np.uint64)
+    h1, h2 = _hashes(cp, starts, ends)
+    low = np.uint64((1 << _DOC_BITS) - 1)
+    order = np.argsort((h1 & ~low) | doc)
+    h1, h2, doc = h1[order], h2[order], doc[order]
+    term_of = h1 >> np.uint64(_DOC_BITS)
+    new_term = np.empty(len(h1), dtype=bool)
+    new_term[:1] = True
+    np.not_equal(term_of[1:], term_of[:-1], out=new_term[1:])
+    same = ~new_term[1:]
+    if np.any(same & ((h2[1:] != h2[:-1]) | (h1[1:] != h1[:-1]))):
+        raise _Collision
+    new_pair = new_term.copy()
+    new_pair[1:] |= doc[1:] != doc[:-1]
+    pair_at = np.flatnonzero(new_pair)
+    tfs = np.diff(np.append(pair_at, len(h1)))
+    term_at = np.flatnonzero(new_term)
+    first = order[term_at]
+    starts_l, ends_l = starts[first], ends[first]
+    def cut(new: Any) -> list[str]:
+        return [joined[a:b] for a, b in zip(starts_l[new].tolist(), ends_l[new].tolist(),
+                                            strict=True)]
+
+    gid = table.lookup(h1[term_at], h2[term_at], cut)
+    gids = gid[np.cumsum(new_term)[pair_at] - 1]
+    kept = ~table.stop[gids] if len(gids) else np.zeros(0, dtype=bool)
+    docs = doc[pair_at].astype(np.int64)[kept]
+    tfs = tfs[kept]
+    doc_lens = np.bincount(docs, weights=tfs, minlength=len(texts)).astype(np.int64)
+    return Counts(doc_lens, gids[kept], docs, tfs.astype(np.int64))
+
+
+def _slow(texts: Sequence[str], table: TermTable) -> Counts:
+    """The per-token path (the reference the fast path equals); a table that took it once
+    stays on it."""
+    assert table.index is not None
+    index = table.index
+    per_doc = [Counter(tokenize(t)) for t in texts]
+    rows = []
+    for d, counts in enumerate(per_doc):
+        for w, tf in counts.items():
+            if w not in index:
+                index[w] = len(table.words)
+                table.append([w])
+            rows.append((index[w], d, tf))
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    lens = np.array([sum(c.values()) for c in per_doc], dtype=np.int64)
+    return Counts(lens, arr[:, 0], arr[:, 1], arr[:, 2])

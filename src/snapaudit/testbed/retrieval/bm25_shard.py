@@ -1,0 +1,122 @@
+"""One shard's BM25 postings, memory-mapped, scored with statistics given from outside.
+
+Exact prefix scoring splits in two phases, so that shards can live anywhere (this process,
+a local process, a Ray actor): :meth:`ShardIndex.stats` gives a shard's document count, total
+length and document frequencies; the caller sums them over the prefix's shards into the
+prefix's N, avgdl and idf; :meth:`ShardIndex.top` scores with those global values and
+returns the shard's best rows. Merging the shards' lists by (score desc, id asc) is exactly
+the top-k of one index built on the prefix alone: the per-document arithmetic is the same
+float64 expression in the same term order.
+
+Query cost grows with the postings a query touches, not with the shard size: scores
+accumulate term at a time into a per-shard scratch array, only at the touched rows, which are
+read back, reset and cut to the top k (every row tied at the cut is kept, so ties break by
+document id in the merge).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from snapaudit.testbed.retrieval.bm25_build import shard_dir
+
+
+def mapped(path: Path) -> Any:
+    """A read-only, memory-mapped array as a plain ndarray view (no memmap subclass cost)."""
+    return np.load(path, mmap_mode="r").view(np.ndarray)
+
+
+class _Segment:
+    def __init__(self, path: Path):
+        self.terms = mapped(path / "terms.npy")
+        self.indptr = mapped(path / "indptr.npy")
+        self.rows = mapped(path / "rows.npy")
+        self.tfs = mapped(path / "tfs.npy")
+
+    def postings(self, term: bytes) -> tuple[Any, Any] | None:
+        i = int(np.searchsorted(self.terms, term))
+        if i >= len(self.terms) or bytes(self.terms[i]) != term:
+            return None
+        lo, hi = int(self.indptr[i]), int(self.indptr[i + 1])
+        return self.rows[lo:hi], self.tfs[lo:hi]
+
+
+Terms = list[tuple[str, int]]  # (term, count in the query), in first-occurrence order
+
+
+class ShardIndex:
+    """The BM25 postings and document lengths of shard ``shard`` (opened lazily, mmapped)."""
+
+    def __init__(self, corpus_dir: str | Path, shard: int, segments: int, docs: int,
+                 tokens: int):
+        from snapaudit.testbed.corpus.manifest import shard_path
+
+        self.dir, self.shard = Path(corpus_dir), shard
+        self.docs, self.tokens = docs, tokens
+        base = shard_dir(self.dir, shard)
+        self.doclen = mapped(base / "doclen.npy")
+        self.segments = [_Segment(base / f"seg-{s:03d}") for s in range(segments)]
+        self.ids = mapped(shard_path(self.dir, shard, ".ids.npy"))
+        self._acc: Any = None
+        self._mark: Any = None
+
+    def _postings(self, term: str) -> list[tuple[Any, Any]]:
+        key = term.encode()
+        return [p for seg in self.segments if (p := seg.postings(key)) is not None]
+
+    def stats(self, terms: list[str]) -> tuple[int, int, list[int]]:
+        """(documents, total length, document frequency of every term) of this shard."""
+        return self.docs, self.tokens, [sum(len(r) for r, _ in self._postings(t))
+                                        for t in terms]
+
+    def _accumulate(self, terms: Terms, idfs: list[float], avgdl: float, k1: float,
+                    b: float, acc: Any) -> list[Any]:
+        touched = []
+        for (term, qtf), idf in zip(terms, idfs, strict=True):
+            for rows, tfs in self._postings(term):
+                tf = tfs.astype(np.float64)
+                norm = k1 * (1.0 - b + b * self.doclen[rows] / avgdl)
+                acc[rows] += qtf * np.float64(idf) * tf / (tf + norm)
+                touched.append(rows)
+        return touched
+
+    def scores(self, terms: Terms, idfs: list[float], avgdl: float, k1: float,
+               b: float) -> Any:
+        """float64 scores of every document of the shard (tests and diagnostics)."""
+        acc = np.zeros(self.docs, dtype=np.float64)
+        self._accumulate(terms, idfs, avgdl, k1, b, acc)
+        return acc
+
+    def top(self, terms: Terms, idfs: list[float], avgdl: float, k1: float, b: float,
+            k: int) -> list[tuple[float, str]]:
+        """(score, id) of the rows that can be in the top k (all rows tied at the cut)."""
+        if self._acc is None:
+            self._acc = np.zeros(self.docs, dtype=np.float64)
+            self._mark = np.zeros(self.docs, dtype=np.int64)
+        acc = self._acc
+        touched = self._accumulate(terms, idfs, avgdl, k1, b, acc)
+        if not touched:
+            return []
+        rows = touched[0] if len(touched) == 1 else np.concatenate(touched)
+        if len(touched) > 1:
+            pos = np.arange(len(rows))
+            self._mark[rows] = pos
+            rows = rows[self._mark[rows] == pos]
+        vals = acc[rows]
+        acc[rows] = 0.0
+        keep = _top_mask(vals, k)
+        return [(float(v), bytes(self.ids[r]).decode())
+                for v, r in zip(vals[keep].tolist(), rows[keep].tolist(), strict=True)]
+
+
+def _top_mask(vals: Any, k: int) -> Any:
+    """Positive values that can be in the top k (every value tied at the cut)."""
+    pos = vals > 0
+    n = int(pos.sum())
+    if n <= k:
+        return pos
+    cut = np.partition(vals[pos], n - k)[n - k]
+    return vals >= cut
