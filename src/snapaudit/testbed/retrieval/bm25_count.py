@@ -90,6 +90,26 @@ def _hashes(cp: Any, starts: Any, ends: Any) -> tuple[Any, Any]:
     return _mix(out[0]), out[1]
 
 
+def _stop_hashes() -> tuple[Any, Any, Any]:
+    """A direct-mapped table of the stopwords' two hashes, slot = low bits of the first (the
+    fewest bits that give every stopword its own slot)."""
+    cached = _state.get("stop")
+    if cached is None:
+        words = sorted(STOPWORDS)
+        joined = "\n".join(words) + "\n"
+        cp = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+        ends = np.cumsum([len(w) + 1 for w in words]) - 1
+        h1, h2 = _hashes(cp, ends - np.array([len(w) for w in words]), ends)
+        bits = next(b for b in range(6, 64) if len(set((h1 % (1 << b)).tolist())) == len(words))
+        slot = (h1 % np.uint64(1 << bits)).astype(np.int64)
+        t1 = np.zeros(1 << bits, dtype=np.uint64)
+        t2 = np.zeros(1 << bits, dtype=np.uint64)
+        t1[slot], t2[slot] = h1, h2
+        t1[~np.isin(np.arange(1 << bits), slot)] = ~h1[0]  # a value no empty slot matches
+        cached = _state["stop"] = (t1, t2, np.uint64((1 << bits) - 1))
+    return cached  # type: ignore[no-any-return]
+
+
 def fold(text: str) -> str:
     return text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).casefold()
 
@@ -167,7 +187,7 @@ class _Collision(Exception):
     """Two different tokens share the first hash (astronomically rare): count slowly."""
 
 
-_DOC_BITS = 16  # documents per call to count_batch: at most 2^16
+_DOC_BITS = 16  # documents per call to count_batch: at most 2^16 (doc ids are uint16-safe)
 
 
 class Counts:
@@ -193,6 +213,33 @@ def count_batch(texts: Sequence[str], table: TermTable) -> Counts:
     return _slow(texts, table)
 
 
+_IDX_BITS = 24
+
+
+def _group(h1: Any) -> tuple[Any, Any]:
+    """A token order grouping equal hashes, token order inside a group (so documents
+    ascend), and where each group starts. One sort of (40-bit hash prefix, token index)
+    packed in 64 bits; on a prefix collision, a stable sort of the whole hashes."""
+    n = len(h1)
+    if n < 1 << _IDX_BITS:
+        bits = np.uint64(_IDX_BITS)
+        packed = np.sort(((h1 >> bits) << bits) | np.arange(n, dtype=np.uint64))
+        order = (packed & np.uint64((1 << _IDX_BITS) - 1)).astype(np.int64)
+        grp = packed >> bits
+        new = np.empty(n, dtype=bool)
+        new[:1] = True
+        np.not_equal(grp[1:], grp[:-1], out=new[1:])
+        hs = h1[order]
+        if not np.any(~new[1:] & (hs[1:] != hs[:-1])):
+            return order, new
+    order = np.argsort(h1, kind="stable")
+    hs = h1[order]
+    new = np.empty(n, dtype=bool)
+    new[:1] = True
+    np.not_equal(hs[1:], hs[:-1], out=new[1:])
+    return order, new
+
+
 def _count(texts: Sequence[str], table: TermTable) -> Counts:
     folded = [fold(t) for t in texts]
     joined = "\n".join(folded) + "\n"
@@ -201,18 +248,21 @@ def _count(texts: Sequence[str], table: TermTable) -> Counts:
     starts, ends = np.flatnonzero(edge == 1), np.flatnonzero(edge == -1)
     keep = (ends - starts) <= MAX_TOKEN_CHARS
     starts, ends = starts[keep], ends[keep]
-    doc_end = np.cumsum(np.fromiter(map(len, folded), dtype=np.int64, count=len(folded)) + 1)
-    doc = np.searchsorted(doc_end, starts, side="right").astype(np.uint64)
+    lens = np.fromiter(map(len, folded), dtype=np.int64, count=len(folded)) + 1
+    doc = np.repeat(np.arange(len(folded), dtype=np.int32), lens)[starts]
     h1, h2 = _hashes(cp, starts, ends)
-    low = np.uint64((1 << _DOC_BITS) - 1)
-    order = np.argsort((h1 & ~low) | doc)
+    s1, s2, mask = _stop_hashes()
+    at = (h1 & mask).astype(np.int64)
+    hit = s1[at] == h1
+    stop = hit & (s2[at] == h2)
+    if np.any(hit & ~stop):
+        raise _Collision
+    if np.any(stop):  # stopwords go before the sort (a third of running text)
+        keep = ~stop
+        h1, h2, doc, starts, ends = h1[keep], h2[keep], doc[keep], starts[keep], ends[keep]
+    order, new_term = _group(h1)
     h1, h2, doc = h1[order], h2[order], doc[order]
-    term_of = h1 >> np.uint64(_DOC_BITS)
-    new_term = np.empty(len(h1), dtype=bool)
-    new_term[:1] = True
-    np.not_equal(term_of[1:], term_of[:-1], out=new_term[1:])
-    same = ~new_term[1:]
-    if np.any(same & ((h2[1:] != h2[:-1]) | (h1[1:] != h1[:-1]))):
+    if np.any(~new_term[1:] & (h2[1:] != h2[:-1])):
         raise _Collision
     new_pair = new_term.copy()
     new_pair[1:] |= doc[1:] != doc[:-1]
