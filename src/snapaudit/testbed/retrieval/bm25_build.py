@@ -8,13 +8,15 @@ but those bytes and its first row, so the index is byte-identical whichever engi
 tasks, in whatever order, on however many workers. :func:`finish_index` then joins the
 per-segment document lengths into ``doclen.npy`` per shard and writes ``bm25/meta.json``.
 
-Memory of one task: the documents of one batch, plus the postings of one segment
-(about 3 x 8 bytes per distinct term of a document), plus its vocabulary.
+Memory of one task: the documents of one batch (streamed from the shard file), plus the
+postings of one segment (12 bytes per distinct term of a document while counting, about
+three times that while sorting them for the write), plus the segment's vocabulary.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,38 +47,65 @@ class SegmentTask:
     byte_hi: int
 
 
-def _texts(data: bytes) -> list[str]:
-    return [json.loads(line)["text"] for line in data.split(b"\n") if line]
+def _batches(path: Path, byte_lo: int, byte_hi: int) -> Iterator[list[str]]:
+    """The texts of the lines in ``byte_lo .. byte_hi``, ``BATCH_DOCS`` at a time (streamed)."""
+    with open(path, "rb") as f:
+        f.seek(byte_lo)
+        left = byte_hi - byte_lo
+        batch: list[str] = []
+        while left > 0:
+            line = f.readline()
+            if not line:
+                break
+            left -= len(line)
+            batch.append(json.loads(line)["text"])
+            if len(batch) == BATCH_DOCS:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
 
 
 def build_segment(task: SegmentTask) -> dict[str, int]:
-    """Count the segment's documents and write its CSR arrays; returns docs and tokens."""
+    """Count the segment's documents and write its CSR arrays; returns docs, tokens and this
+    process's peak RSS in KiB (the worker's, on a pool or Ray)."""
     from snapaudit.testbed.corpus.manifest import shard_path
 
-    with open(shard_path(Path(task.corpus_dir), task.shard), "rb") as f:
-        f.seek(task.byte_lo)
-        texts = _texts(f.read(task.byte_hi - task.byte_lo))
+    path = shard_path(Path(task.corpus_dir), task.shard)
     table = TermTable()
     gids, rows, tfs, lens = [], [], [], []
-    for lo in range(0, len(texts), BATCH_DOCS):
-        counts = count_batch(texts[lo: lo + BATCH_DOCS], table)
-        gids.append(counts.gids)
-        rows.append(counts.docs + lo)
-        tfs.append(counts.tfs)
+    n_rows = 0
+    for texts in _batches(path, task.byte_lo, task.byte_hi):
+        counts = count_batch(texts, table)
+        gids.append(counts.gids.astype(np.int32))
+        rows.append((counts.docs + n_rows).astype(np.int32))
+        tfs.append(counts.tfs.astype(np.int32))
         lens.append(counts.doc_lens)
+        n_rows += len(texts)
     out = shard_dir(Path(task.corpus_dir), task.shard) / f"seg-{task.seg:03d}"
     doclen = np.concatenate(lens).astype(np.int32) if lens else np.zeros(0, np.int32)
     kept = ~table.stop  # stopwords have no postings: not terms of the segment
     words = [w for w, k in zip(table.words, kept.tolist(), strict=True) if k]
     remap = np.cumsum(kept) - 1
-    _write_segment(out, words, remap[_cat(gids)], _cat(rows), _cat(tfs), len(texts),
-                   task.row_lo)
+    _write_segment(out, words, remap[_cat(gids)], _cat(rows), _cat(tfs), n_rows, task.row_lo)
     np.save(out / "doclen.npy", doclen)
-    return {"docs": len(texts), "tokens": int(doclen.sum(dtype=np.int64))}
+    return {"docs": n_rows, "tokens": int(doclen.sum(dtype=np.int64)), "rss_kb": _peak_rss_kb()}
+
+
+def _peak_rss_kb() -> int:
+    """This process's peak resident set (Linux VmHWM: since its own exec, unlike ru_maxrss)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
 
 
 def _cat(parts: list[Any]) -> Any:
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
 
 
 def _write_segment(out: Path, vocab: list[str], gids: Any, rows: Any, tfs: Any, n_rows: int,
@@ -89,11 +118,12 @@ def _write_segment(out: Path, vocab: list[str], gids: Any, rows: Any, tfs: Any, 
     rank[order] = np.arange(len(order))
     tids = rank[gids] if len(gids) else np.zeros(0, dtype=np.int64)
     perm = np.argsort(tids * max(n_rows, 1) + rows)  # keys are unique: a total order
+    del gids
     indptr = np.zeros(len(order) + 1, dtype=np.int64)
     np.cumsum(np.bincount(tids, minlength=len(order)), out=indptr[1:])
     np.save(out / "terms.npy", words[order])
     np.save(out / "indptr.npy", indptr)
-    np.save(out / "rows.npy", (rows[perm] + row_lo).astype(np.int32))
+    np.save(out / "rows.npy", (rows[perm].astype(np.int64) + row_lo).astype(np.int32))
     np.save(out / "tfs.npy", tfs[perm].astype(np.int32))
 
 

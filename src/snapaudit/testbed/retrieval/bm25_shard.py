@@ -62,10 +62,17 @@ class ShardIndex:
         self.ids = mapped(shard_path(self.dir, shard, ".ids.npy"))
         self._acc: Any = None
         self._mark: Any = None
+        self._recent: dict[str, list[tuple[Any, Any]]] = {}  # postings of the last query
 
     def _postings(self, term: str) -> list[tuple[Any, Any]]:
-        key = term.encode()
-        return [p for seg in self.segments if (p := seg.postings(key)) is not None]
+        found = self._recent.get(term)
+        if found is None:
+            key = term.encode()
+            found = [p for seg in self.segments if (p := seg.postings(key)) is not None]
+            if len(self._recent) > 64:
+                self._recent.clear()
+            self._recent[term] = found
+        return found
 
     def stats(self, terms: list[str]) -> tuple[int, int, list[int]]:
         """(documents, total length, document frequency of every term) of this shard."""

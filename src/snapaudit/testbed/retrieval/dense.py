@@ -49,6 +49,7 @@ class DenseRetriever:
     def __init__(self, corpus_dir: str | Path, model: str | None = None, batch_size: int = 64):
         self.dir = Path(corpus_dir)
         self.store = DocStore(self.dir)
+        self.model = model
         self.model_path, self.model_name = _model_path(model)
         self.batch_size = batch_size
         self._encoder: Any = None
@@ -102,10 +103,21 @@ class DenseRetriever:
     def _dim(self) -> int:
         return int(self._encode(["dimension"]).shape[1])
 
-    def build(self) -> None:
-        """Build every shard's index now (otherwise built on first use)."""
-        for j in range(self.store.n_shards):
-            self._index(j)
+    def build(self, engine: str = "local", workers: int = 1, address: str | None = None) -> None:
+        """Build every shard's index now (otherwise built on first use): one task per shard
+        on the engine given (this process, a local pool, or Ray); each task embeds its shard
+        in batches and writes its own index file, so the files do not depend on the engine."""
+        if engine == "local" and workers == 1:
+            for j in range(self.store.n_shards):
+                self._index(j)
+            return
+        from snapaudit.testbed.corpus.engine import open_engine
+
+        with open_engine(engine, workers, address) as eng:
+            handles = [eng.submit(build_dense_shard, str(self.dir), self.model, j)
+                       for j in range(self.store.n_shards)]
+            for h in handles:
+                h.result()
 
     def spec(self) -> dict[str, Any]:
         return {"kind": "dense", "model": self.model_name, "index": "faiss IndexFlatIP per shard",
@@ -130,6 +142,11 @@ class DenseRetriever:
 
     def document(self, doc_id: str) -> Document:
         return self.store.document(doc_id)
+
+
+def build_dense_shard(corpus_dir: str, model: str | None, shard: int) -> int:
+    """Task: build (or reuse) the index of one shard; returns its vector count."""
+    return int(DenseRetriever(corpus_dir, model=model)._index(shard).ntotal)
 
 
 def _add(index: Any, vecs: Any) -> Any:
