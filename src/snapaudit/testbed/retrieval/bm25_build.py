@@ -86,8 +86,13 @@ def build_segment(task: SegmentTask) -> dict[str, int]:
     doclen = np.concatenate(lens).astype(np.int32) if lens else np.zeros(0, np.int32)
     kept = ~table.stop  # stopwords have no postings: not terms of the segment
     words = [w for w, k in zip(table.words, kept.tolist(), strict=True) if k]
-    remap = np.cumsum(kept) - 1
-    _write_segment(out, words, remap[_cat(gids)], _cat(rows), _cat(tfs), n_rows, task.row_lo)
+    del table
+    remap = (np.cumsum(kept) - 1).astype(np.int32)
+    arrays = [remap[_cat(gids)], _cat(rows), _cat(tfs)]
+    gids.clear()
+    rows.clear()
+    tfs.clear()
+    _write_segment(out, words, arrays, n_rows, task.row_lo)
     np.save(out / "doclen.npy", doclen)
     return {"docs": n_rows, "tokens": int(doclen.sum(dtype=np.int64)), "rss_kb": _peak_rss_kb()}
 
@@ -108,23 +113,36 @@ def _cat(parts: list[Any]) -> Any:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
 
 
-def _write_segment(out: Path, vocab: list[str], gids: Any, rows: Any, tfs: Any, n_rows: int,
+def _write_segment(out: Path, vocab: list[str], arrays: list[Any], n_rows: int,
                    row_lo: int) -> None:
-    """CSR by term (terms sorted by UTF-8 bytes), rows ascending within a term."""
+    """CSR by term (terms sorted by UTF-8 bytes), rows ascending within a term. ``arrays``
+    (term ids, rows, tfs: int32) is emptied as they are used, to keep the peak low."""
     out.mkdir(parents=True, exist_ok=True)
     words = np.array([t.encode() for t in vocab] or [b""], dtype=np.bytes_)[: len(vocab)]
+    del vocab
     order = np.argsort(words, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    tids = rank[gids] if len(gids) else np.zeros(0, dtype=np.int64)
-    perm = np.argsort(tids * max(n_rows, 1) + rows)  # keys are unique: a total order
+    rank = np.empty(len(order), dtype=np.int32)
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    gids, rows, tfs = arrays
+    arrays.clear()
+    tids = rank[gids] if len(gids) else np.zeros(0, dtype=np.int32)
     del gids
     indptr = np.zeros(len(order) + 1, dtype=np.int64)
     np.cumsum(np.bincount(tids, minlength=len(order)), out=indptr[1:])
+    key = tids.astype(np.int64)
+    del tids
+    key *= max(n_rows, 1)
+    key += rows
+    perm = np.argsort(key)  # keys are unique: a total order
+    del key
     np.save(out / "terms.npy", words[order])
     np.save(out / "indptr.npy", indptr)
-    np.save(out / "rows.npy", (rows[perm].astype(np.int64) + row_lo).astype(np.int32))
-    np.save(out / "tfs.npy", tfs[perm].astype(np.int32))
+    out_rows = rows[perm]
+    del rows
+    out_rows += np.int32(row_lo)
+    np.save(out / "rows.npy", out_rows.astype(np.int32, copy=False))
+    del out_rows
+    np.save(out / "tfs.npy", tfs[perm].astype(np.int32, copy=False))
 
 
 def plan_segments(corpus_dir: Path, shard: int, offsets: Any, total_bytes: int,

@@ -64,7 +64,7 @@ def _powers(n: int) -> tuple[Any, Any, Any, Any]:
     cached = _state.get("powers")
     if cached is not None and len(cached[0]) >= n:
         return cached  # type: ignore[no-any-return]
-    size = max(n, 1 << 16, 2 * (0 if cached is None else len(cached[0])))
+    size = max(n, 1 << 16, (5 * (0 if cached is None else len(cached[0]))) // 4)
     out = []
     for p in (int(_P1), _inverse(int(_P1)), int(_P2), _inverse(int(_P2))):
         arr = np.full(size, p, dtype=np.uint64)

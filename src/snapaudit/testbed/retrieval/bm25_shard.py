@@ -43,6 +43,18 @@ class _Segment:
         lo, hi = int(self.indptr[i]), int(self.indptr[i + 1])
         return self.rows[lo:hi], self.tfs[lo:hi]
 
+    def postings_many(self, keys: Any, out: list[list[tuple[Any, Any]]]) -> None:
+        """Append the postings of every term of ``keys`` (an ``S`` array) to ``out[i]``."""
+        if not len(self.terms):
+            return
+        at = np.searchsorted(self.terms, keys)
+        at_c = np.minimum(at, len(self.terms) - 1)
+        found = self.terms[at_c] == keys
+        for i in np.flatnonzero(found).tolist():
+            t = int(at_c[i])
+            lo, hi = int(self.indptr[t]), int(self.indptr[t + 1])
+            out[i].append((self.rows[lo:hi], self.tfs[lo:hi]))
+
 
 Terms = list[tuple[str, int]]  # (term, count in the query), in first-occurrence order
 
@@ -76,6 +88,15 @@ class ShardIndex:
 
     def stats(self, terms: list[str]) -> tuple[int, int, list[int]]:
         """(documents, total length, document frequency of every term) of this shard."""
+        missing = [t for t in terms if t not in self._recent]
+        if missing:  # one binary search per segment for all the query's new terms
+            if len(self._recent) + len(missing) > 64:
+                self._recent.clear()
+            keys = np.array([t.encode() for t in missing], dtype=np.bytes_)
+            lists: list[list[tuple[Any, Any]]] = [[] for _ in missing]
+            for seg in self.segments:
+                seg.postings_many(keys, lists)
+            self._recent.update(zip(missing, lists, strict=True))
         return self.docs, self.tokens, [sum(len(r) for r, _ in self._postings(t))
                                         for t in terms]
 
