@@ -30,6 +30,8 @@ def protocol_text(svc: FakeRagService, *, size: int = 8, run: dict[str, Any] | N
         'repeat = "{repeat}" }\n'
         for s in svc.states)
     knob_lines = "\n".join(f"{k} = {json.dumps(v)}" for k, v in knobs.items())
+    if '"none"' in judge and "[gate]" not in extra:  # no judge: only the exact kernel
+        extra = '[gate]\nprofile = "exact-only"\n' + extra
     return f"""
 name = "test-audit"
 [states]

@@ -63,26 +63,46 @@ def test_run_then_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert [lk["stage"] for lk in data["locks"]] == ["answer", "semantic", "gold"]
 
 
-def test_fail_on_incompatible_exit_code(tmp_path: Path) -> None:
+def test_fail_on_incompatible_exit_code(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
     write_world(tmp_path, n=40)
     write_labels(tmp_path / "labels.jsonl", 40)
     with FakeRagService() as svc:
+        # the study gate needs the semantic kernel: without a judge it could never be
+        # evaluated, so preflight refuses the run and writes nothing
+        study = write_protocol(tmp_path, svc, size=40, extra='[gate]\nprofile = "study"\n')
+        code = _exit(["run", str(study), "--run-dir", str(tmp_path / "s"),
+                      "--progress", "silent", "--fail-on", "incompatible"])
+        assert code == 2
+        assert "needs the semantic kernel" in capsys.readouterr().err
+        assert not (tmp_path / "s" / "results.json").exists()
+        assert not (tmp_path / "s" / "ledger.sqlite").exists()
         exact_only = write_protocol(tmp_path, svc, size=40)
         code = _exit(["run", str(exact_only), "--run-dir", str(tmp_path / "a"),
                       "--progress", "silent", "--fail-on", "incompatible"])
-        # without pair labels the semantic rule cannot pass, so the gate does not fire
-        assert json.loads((tmp_path / "a" / "results.json").read_text())["gate"]["passed"] is False
-        assert code == 0
+        gate = json.loads((tmp_path / "a" / "results.json").read_text())["gate"]
+        assert (gate["profile"], gate["verdict"], len(gate["rules"])) == (
+            "exact-only", "incompatible", 2)
+        assert code == 4
         labelled = write_protocol(tmp_path, svc, size=40,
                                   judge='kind = "labels"\nlabels_path = "labels.jsonl"')
         code = _exit(["run", str(labelled), "--run-dir", str(tmp_path / "b"),
                       "--progress", "silent", "--fail-on", "incompatible"])
     results = json.loads((tmp_path / "b" / "results.json").read_text())
     assert results["gate"]["passed"] is True
+    assert results["gate"]["profile"] == "study"
     assert results["kernels"]["semantic"]["d_hat"] == results["kernels"]["exact"]["d_hat"]
     assert code == 4
     labels = (tmp_path / "b" / "tables" / "labels.jsonl").read_text().splitlines()
     assert len(labels) == 40 * 6
+    # the same answers without labels: analyze cannot evaluate the study gate -> exit 5
+    code = _exit(["analyze", "--answers", str(tmp_path / "b" / "tables" / "answers.jsonl"),
+                  "--old", "old", "--new", "new", "--draws", "200", "--json",
+                  str(tmp_path / "r.json"), "--fail-on", "incompatible"])
+    gate = json.loads((tmp_path / "r.json").read_text())["gate"]
+    assert gate["verdict"] == "not_evaluable" and gate["passed"] is False
+    assert "semantic lcb95 > 0: semantic kernel not computed" in gate["reason"]
+    assert code == 5
 
 
 def test_incomplete_labels_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

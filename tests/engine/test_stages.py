@@ -51,6 +51,7 @@ def _protocol(**judge: Any) -> Any:
         "gold": {"path": "gold.jsonl"}, "system": {"kind": "testbed"},
         "testbed": {"states": {"n0": 0, "n1": 1}},
         "judge": judge or {"kind": "none"}, "bootstrap": {"draws": 200},
+        "gate": {"profile": "study" if judge else "exact-only"},
         "run": {"backoff_base_s": 0.0},
     }
     return parse_protocol(apply_overrides(data, []))

@@ -103,7 +103,7 @@ class FakeRagService(LoopbackServer):
             return web.Response(text='{"answer": "unterminated', content_type="application/json")
         if fault == "empty":
             return web.json_response({"answer": "   "})
-        return web.json_response({"answer": "x" * 600})
+        return web.json_response({"answer": "x" * 70_000})
 
     # ------------------------------------------------------------ lifecycle
 

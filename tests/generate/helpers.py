@@ -93,6 +93,8 @@ top_k = {top_k}
 {generator}
 [judge]
 kind = "none"
+[gate]
+profile = "exact-only"
 [bootstrap]
 draws = 200
 seed = 11

@@ -12,6 +12,7 @@ from snapaudit import tables
 from snapaudit.errors import ConfigError
 from snapaudit.report.summary import render_text
 from snapaudit.stats.analysis import AnalysisConfig, analyze
+from snapaudit.stats.gate import GateConfig
 
 
 @click.command("analyze")
@@ -33,18 +34,24 @@ from snapaudit.stats.analysis import AnalysisConfig, analyze
 @click.option("--permutations", type=int, default=10_000, show_default=True,
               help="Permutations of the distribution test (0 skips it).")
 @click.option("--judge", "primary_judge", help="Primary judge for the semantic kernel.")
+@click.option("--gate-profile", type=click.Choice(["study", "long-form", "exact-only"]),
+              default="study", show_default=True, help="The release gate's rules.")
+@click.option("--fail-on", "fail_on", type=click.Choice(["incompatible"]), default=None,
+              help="Exit 4 when the gate finds excess churn, 5 when it cannot be evaluated.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the results JSON here.")
 def command(answers: Path, labels: Path | None, gold: Path | None, gold_format: str, old: str,
             new: str, ladder: str | None, benchmark: str, draws: int, seed: int,
-            permutations: int, primary_judge: str | None, json_out: Path | None) -> None:
+            permutations: int, primary_judge: str | None, gate_profile: str,
+            fail_on: str | None, json_out: Path | None) -> None:
     """Excess churn of NEW over OLD beyond repeat noise, the gate, and diagnostics."""
     try:
         config = AnalysisConfig(
             old=old, new=new, benchmark=benchmark, draws=draws, seed=seed,  # type: ignore[arg-type]
             permutations=permutations,
             ladder=tuple(s.strip() for s in ladder.split(",")) if ladder else None,
-            primary_judge=primary_judge)
+            primary_judge=primary_judge,
+            gate=GateConfig(profile=gate_profile))  # type: ignore[arg-type]
     except ValidationError as exc:
         raise ConfigError("; ".join(e["msg"] for e in exc.errors())) from None
     rows = tables.read_answers(answers)
@@ -55,3 +62,7 @@ def command(answers: Path, labels: Path | None, gold: Path | None, gold_format: 
     if json_out is not None:
         json_out.write_text(json.dumps(result.to_json(), indent=2, ensure_ascii=False,
                                        allow_nan=False) + "\n", encoding="utf-8")
+    if fail_on == "incompatible":
+        from snapaudit.cli.run import exit_for_gate
+
+        exit_for_gate(result.gate.to_json())

@@ -10,6 +10,7 @@ import click
 from snapaudit.cli._common import make_progress, progress_option, set_option
 
 EXIT_INCOMPATIBLE = 4
+EXIT_NOT_EVALUABLE = 5
 
 
 @click.command("run")
@@ -22,7 +23,8 @@ EXIT_INCOMPATIBLE = 4
 @click.option("--dry-run", is_flag=True,
               help="Print the calls, estimated tokens and cost per stage; call nothing.")
 @click.option("--fail-on", "fail_on", type=click.Choice(["incompatible"]), default=None,
-              help="Exit 4 when the release gate finds excess churn.")
+              help="Exit 4 when the release gate finds excess churn, 5 when the gate "
+                   "could not be evaluated.")
 def command(protocol_path: Path, run_dir: Path, overrides: tuple[str, ...],
             progress_kind: str, fail_on: str | None, dry_run: bool = False) -> None:
     """Run (or resume) the audit of PROTOCOL.toml in --run-dir and write results.json."""
@@ -45,11 +47,21 @@ def command(protocol_path: Path, run_dir: Path, overrides: tuple[str, ...],
     click.echo(f"wrote {outcome.results_path}")
     for kernel, stats in sorted(outcome.results.get("kernels", {}).items()):
         click.echo(f"{kernel:<9} D = {stats['d_hat']:+.2f} pp  (lcb95 {stats['lcb95']:+.2f} pp)")
-    click.echo("gate: " + ("excess churn found (incompatible)" if passed
+    not_evaluable = gate.get("verdict") == "not_evaluable"
+    click.echo("gate: " + ("NOT EVALUABLE: " + str(gate.get("reason")) if not_evaluable
+                           else "excess churn found (incompatible)" if passed
                            else "no excess churn shown"))
     for rule in gate.get("rules", []):
         mark = "pass" if rule.get("passed") else "fail"
         note = f" ({rule['note']})" if rule.get("note") else ""
         click.echo(f"  [{mark}] {rule.get('rule')}{note}")
-    if fail_on == "incompatible" and passed:
+    if fail_on == "incompatible":
+        exit_for_gate(gate)
+
+
+def exit_for_gate(gate: dict[str, object]) -> None:
+    """``--fail-on incompatible``: exit 4 on excess churn, 5 on a gate not evaluable."""
+    if gate.get("verdict") == "not_evaluable":
+        sys.exit(EXIT_NOT_EVALUABLE)
+    if gate.get("passed"):
         sys.exit(EXIT_INCOMPATIBLE)

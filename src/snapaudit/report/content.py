@@ -42,6 +42,9 @@ def verdict(r: dict[str, Any]) -> tuple[str, bool | None]:
     passed = _get(r, "gate", "passed")
     if passed is None:
         return "Gate not evaluated", None
+    if _get(r, "gate", "verdict") == "not_evaluable":
+        return ("GATE NOT EVALUABLE: " + str(_get(r, "gate", "reason") or "a rule's kernel was "
+                "not computed") + " (nothing was established either way)"), None
     if passed:
         return "INCOMPATIBLE: the release gate established excess answer churn", False
     return ("EXCESS CHURN NOT SHOWN: the release gate did not establish excess answer churn "

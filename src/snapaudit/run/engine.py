@@ -18,11 +18,17 @@ from snapaudit.errors import (
     ConfigError,
     IntegrityError,
     LockError,
-    TransportInvalid,
 )
 from snapaudit.hashing import sha256_file, sha256_json
 from snapaudit.progress import Progress
 from snapaudit.run import cohort
+from snapaudit.run.answers import (
+    TESTBED_MAX_BYTES,
+    check_evaluable,
+    effective_gate,
+    max_answer_bytes,
+    validate_answer,
+)
 from snapaudit.run.context import RunContext
 from snapaudit.run.interrupt import interruptible
 from snapaudit.run.ledger import Ledger
@@ -47,7 +53,7 @@ from snapaudit.run.systems import build_system
 from snapaudit.systems.base import AnswerCall, Evidence, RetrievingSystem, System
 from snapaudit.tables import AnswerRow, GoldRow
 
-MAX_ANSWER_BYTES = 512
+MAX_ANSWER_BYTES = TESTBED_MAX_BYTES
 BOOTSTRAP_METHOD = "whole-question bootstrap, snapaudit.stats.bootstrap"
 
 
@@ -92,6 +98,7 @@ def run_protocol_file(path: Path, run_dir: Path, overrides: Sequence[str],
 
 async def _run_audit(protocol: Protocol, rd: RunDir, base: Path, progress: Progress,
                      given: Mapping[str, System] | None) -> RunOutcome:
+    check_evaluable(protocol)
     fresh = not rd.initialized()
     manifest = cohort.select(protocol.cohort, base) if fresh else None
     locked = set() if fresh else {str(rec["stage"]) for rec, _ in rd.ledger().locks()}
@@ -207,15 +214,6 @@ def locked_evidence(ledger: Ledger) -> dict[tuple[str, str], Evidence | None]:
     return out
 
 
-def validate_answer(answer: str) -> None:
-    """Accept any nonempty answer of at most 512 UTF-8 bytes; else TransportInvalid."""
-    if not answer.strip():
-        raise TransportInvalid("empty_answer")
-    size = len(answer.encode("utf-8"))
-    if size > MAX_ANSWER_BYTES:
-        raise TransportInvalid("oversized_answer", detail=f"{size} bytes")
-
-
 async def _answer_stage(run: RunContext,
                         evidence: Mapping[tuple[str, str], Evidence | None]) -> None:
     text = {q.question_id: q.question for q in run.questions}
@@ -225,18 +223,18 @@ async def _answer_stage(run: RunContext,
         request = {"question_id": sc.question_id, "state": sc.state, "repeat": sc.repeat}
         tasks.append(CellTask(key, request, _answer_call(
             run.systems[sc.state], sc.question_id, text[sc.question_id], sc.state, sc.repeat,
-            evidence.get((sc.question_id, sc.state)))))
+            evidence.get((sc.question_id, sc.state)), max_answer_bytes(run.protocol))))
     per_endpoint = run.protocol.system.kind == "http"
     await run_cells(run.ledger, "answer", tasks, run.policy(not per_endpoint), run.progress)
     run.lock("answer", run.ledger.content_hashes("answer"))
 
 
 def _answer_call(system: System, qid: str, question: str, state: str, repeat: int,
-                 evidence: Evidence | None) -> Any:
+                 evidence: Evidence | None, max_bytes: int = TESTBED_MAX_BYTES) -> Any:
     async def call(attempt: int, seed: int) -> CellResult:
         out = await system.answer(AnswerCall(qid, question, state, repeat, attempt, seed,
                                              evidence))
-        validate_answer(out.answer)
+        validate_answer(out.answer, max_bytes)
         doc_ids = list(out.doc_ids) if out.doc_ids is not None else None
         return CellResult({"answer": out.answer, "doc_ids": doc_ids}, dict(out.usage),
                           out.latency_s or None, dict(out.meta))
@@ -282,7 +280,7 @@ def _analyze(run: RunContext) -> RunOutcome:
         old=p.states.old, new=p.states.new,
         ladder=tuple(p.states.order) if len(p.states.order) > 2 else None,
         benchmark=p.gold.benchmark, draws=p.bootstrap.draws, seed=p.bootstrap.seed,
-        permutations=p.bootstrap.permutations, gate=p.gate,
+        permutations=p.bootstrap.permutations, gate=effective_gate(p),
         primary_judge=p.judge.name if p.judge.kind != "none" else None)
     result = analyze(answer_rows(run.ledger, run.questions), config=config,
                      labels=pair_labels(run), gold=gold)

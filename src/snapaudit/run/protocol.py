@@ -79,6 +79,15 @@ class SystemKind(Frozen):
     kind: Literal["http", "testbed"] = "http"
 
 
+class AnswersConfig(Frozen):
+    """``[answers]``: checked by :mod:`snapaudit.run.answers`."""
+
+    # short: a few words (exact kernel meaningful); long: paragraphs (judge-only gate)
+    kind: Literal["short", "long"] = "short"
+    # None: 512 UTF-8 bytes for the testbed (the study's cap), 65,536 for http/python systems
+    max_bytes: int | None = Field(default=None, ge=1)
+
+
 class BootstrapConfig(Frozen):
     draws: int = Field(default=50_000, ge=100)
     seed: int = 0
@@ -96,6 +105,7 @@ class Protocol(Frozen):
     systems: dict[str, HttpSystemConfig] = Field(default_factory=dict)
     testbed: TestbedConfig | None = None
     generator: GeneratorConfig | None = None
+    answers: AnswersConfig = AnswersConfig()
     judge: JudgeConfig = JudgeConfig()
     gate: GateConfig = GateConfig()
     bootstrap: BootstrapConfig = BootstrapConfig()

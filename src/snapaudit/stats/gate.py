@@ -5,9 +5,17 @@ snapshot moves answers beyond same-snapshot repeat noise, i.e. the snapshots are
 **incompatible**. A failed gate means excess churn was not shown (which is not proof of
 compatibility). ``GateResult.verdict`` spells this out for machines and people.
 
-The default is the rule preregistered in the reference study: exact D >= 3 pp AND exact
-one-sided 95% lower bound > 0 AND semantic lower bound > 0. A rule whose kernel was not
-computed (no pair labels) fails and says why; no secondary result can pass a failed gate.
+Rules come from a named profile (``[gate] profile``) or an explicit ``rules`` list:
+
+- ``study`` (the rule preregistered in the reference study): exact D >= ``min_d_pp`` AND exact
+  one-sided 95% lower bound > 0 AND semantic lower bound > 0;
+- ``long-form``: semantic D >= ``min_d_pp`` AND semantic lower bound > 0 (long answers: the
+  exact kernel is a diagnostic only);
+- ``exact-only``: exact D >= ``min_d_pp`` AND exact lower bound > 0 (short answers, no judge).
+
+A rule whose kernel was not computed cannot be evaluated: the gate does not pass and its
+verdict is ``not_evaluable`` with the reason, never "not shown". No secondary result can pass
+a failed gate.
 """
 
 from __future__ import annotations
@@ -39,18 +47,50 @@ class GateRule(Frozen):
         return f"{self.kernel} {self.statistic} {self.op} {self.threshold:g}"
 
 
+Profile = Literal["study", "long-form", "exact-only"]
+
+
+def profile_rules(profile: Profile, min_d_pp: float = 3.0) -> tuple[GateRule, ...]:
+    """The rules of a named gate profile."""
+    def d(kernel: Kernel) -> GateRule:
+        return GateRule(kernel=kernel, statistic="d_hat", op=">=", threshold=min_d_pp)
+
+    def lcb(kernel: Kernel) -> GateRule:
+        return GateRule(kernel=kernel, statistic="lcb95", op=">", threshold=0.0)
+
+    if profile == "long-form":
+        return (d("semantic"), lcb("semantic"))
+    if profile == "exact-only":
+        return (d("exact"), lcb("exact"))
+    return (d("exact"), lcb("exact"), lcb("semantic"))
+
+
 def default_rules() -> tuple[GateRule, ...]:
-    return (
-        GateRule(kernel="exact", statistic="d_hat", op=">=", threshold=3.0),
-        GateRule(kernel="exact", statistic="lcb95", op=">", threshold=0.0),
-        GateRule(kernel="semantic", statistic="lcb95", op=">", threshold=0.0),
-    )
+    return profile_rules("study")
 
 
 class GateConfig(Frozen):
-    """The rules of the gate, all of which must hold (intersection-union test)."""
+    """The rules of the gate, all of which must hold (intersection-union test).
 
-    rules: tuple[GateRule, ...] = Field(default_factory=default_rules, min_length=1)
+    ``rules`` (explicit) wins over ``profile``; with neither, the profile is ``study`` for
+    short answers and ``long-form`` for long ones (resolved by the protocol).
+    """
+
+    profile: Profile | None = None
+    min_d_pp: float = Field(default=3.0, ge=0.0)
+    rules: tuple[GateRule, ...] | None = Field(default=None, min_length=1)
+
+    def active_rules(self) -> tuple[GateRule, ...]:
+        if self.rules is not None:
+            return self.rules
+        return profile_rules(self.profile or "study", self.min_d_pp)
+
+    def kernels(self) -> set[str]:
+        """The kernels the gate's rules need."""
+        return {r.kernel for r in self.active_rules()}
+
+    def describe(self) -> str:
+        return "custom rules" if self.rules is not None else f"profile {self.profile or 'study'!r}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,35 +112,54 @@ class RuleOutcome:
 
 INCOMPATIBLE = "incompatible"
 NOT_SHOWN = "excess_churn_not_shown"
+NOT_EVALUABLE = "not_evaluable"
 
 
 @dataclass(frozen=True, slots=True)
 class GateResult:
     passed: bool
     rules: tuple[RuleOutcome, ...]
+    profile: str | None = None
+
+    @property
+    def evaluable(self) -> bool:
+        return all(r.value is not None for r in self.rules)
+
+    @property
+    def reason(self) -> str | None:
+        """Why the gate could not be evaluated (None when it could)."""
+        missing = [f"{r.rule}: {r.note}" for r in self.rules if r.value is None]
+        return "; ".join(missing) if missing else None
 
     @property
     def verdict(self) -> str:
-        """``incompatible`` when the gate passed (excess churn established)."""
+        """``incompatible`` when the gate passed (excess churn established),
+        ``not_evaluable`` when a rule's kernel was not computed."""
+        if not self.evaluable:
+            return NOT_EVALUABLE
         return INCOMPATIBLE if self.passed else NOT_SHOWN
 
     def to_json(self) -> dict[str, object]:
-        return {"passed": self.passed, "verdict": self.verdict,
-                "rules": [r.to_json() for r in self.rules]}
+        out: dict[str, object] = {"passed": self.passed, "verdict": self.verdict,
+                                  "profile": self.profile, "reason": self.reason,
+                                  "rules": [r.to_json() for r in self.rules]}
+        return out
 
 
 def evaluate(config: GateConfig, stats: Mapping[str, Mapping[str, float]]) -> GateResult:
     """Apply every rule to ``stats[kernel][statistic]`` (D and lcb95 in pp)."""
     outcomes: list[RuleOutcome] = []
-    for rule in config.rules:
+    for rule in config.active_rules():
         value = stats.get(rule.kernel, {}).get(rule.statistic)
         note = None
         if value is None:
             passed = False
             note = (f"{rule.kernel} kernel not computed"
-                    + (" (no pair labels given)" if rule.kernel == "semantic" else ""))
+                    + (" (no pair labels given: set a judge, or use gate profile "
+                       "'exact-only' for short answers)" if rule.kernel == "semantic" else ""))
         else:
             passed = bool(_OPS[rule.op](value, rule.threshold))
         outcomes.append(RuleOutcome(rule.describe(), rule.kernel, rule.statistic, rule.op,
                                     rule.threshold, value, passed, note))
-    return GateResult(all(o.passed for o in outcomes), tuple(outcomes))
+    profile = None if config.rules is not None else (config.profile or "study")
+    return GateResult(all(o.passed for o in outcomes), tuple(outcomes), profile)

@@ -151,7 +151,7 @@ def plan(pilot: Pilot, targets_pp: Sequence[float], power: float = 0.8,
     """The questions needed for ``power`` at each target D (pp), rule by rule."""
     if not 0.5 < power < 1:
         raise ConfigError(f"power must be in (0.5, 1), got {power}")
-    rules = (gate or GateConfig()).rules
+    rules = (gate or GateConfig()).active_rules()
     rows = []
     for d in targets_pp:
         needs = tuple(rule_need(r, _sd(pilot, r.kernel), d, power) for r in rules)

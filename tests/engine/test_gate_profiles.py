@@ -1,0 +1,89 @@
+"""Gate profiles, the not_evaluable verdict, [answers] and the preflight that refuses a gate
+the run could never evaluate."""
+
+from __future__ import annotations
+
+import tomllib
+from typing import Any
+
+import pytest
+
+from snapaudit.cli.init import template_text
+from snapaudit.errors import ProtocolError, TransportInvalid
+from snapaudit.run.answers import (
+    check_evaluable,
+    effective_gate,
+    max_answer_bytes,
+    validate_answer,
+)
+from snapaudit.run.protocol import parse_protocol
+from snapaudit.stats.gate import GateConfig, evaluate
+
+
+def _proto(**sections: Any) -> Any:
+    data: dict[str, Any] = {
+        "name": "g", "states": {"order": ["a", "b"], "old": "a", "new": "b"},
+        "cohort": {"source": "jsonl", "path": "q.jsonl", "size": 4},
+        "gold": {"path": "g.jsonl"},
+        "systems": {s: {"url": f"http://127.0.0.1:9/{s}"} for s in ("a", "b")},
+        **sections}
+    return parse_protocol(data)
+
+
+STATS = {"exact": {"d_hat": 0.4, "lcb95": -0.2}, "semantic": {"d_hat": 6.0, "lcb95": 1.5}}
+
+
+def test_profiles_have_the_documented_rules() -> None:
+    def rules(cfg: GateConfig) -> list[str]:
+        return [r.describe() for r in cfg.active_rules()]
+
+    assert rules(GateConfig()) == ["exact d_hat >= 3", "exact lcb95 > 0", "semantic lcb95 > 0"]
+    assert rules(GateConfig(profile="long-form", min_d_pp=5)) == [
+        "semantic d_hat >= 5", "semantic lcb95 > 0"]
+    assert rules(GateConfig(profile="exact-only")) == ["exact d_hat >= 3", "exact lcb95 > 0"]
+    # long answers: exact D ~ 0 says nothing; the long-form gate fires on the semantic kernel
+    assert evaluate(GateConfig(profile="long-form"), STATS).verdict == "incompatible"
+    assert evaluate(GateConfig(profile="study"), STATS).verdict == "excess_churn_not_shown"
+    assert evaluate(GateConfig(profile="long-form", min_d_pp=6.5), STATS).passed is False
+
+
+def test_a_rule_without_its_kernel_is_not_evaluable_never_not_shown() -> None:
+    res = evaluate(GateConfig(profile="long-form"), {"exact": STATS["exact"]})
+    assert (res.passed, res.verdict) == (False, "not_evaluable")
+    out = res.to_json()
+    assert out["verdict"] == "not_evaluable" and out["profile"] == "long-form"
+    assert "semantic d_hat >= 3: semantic kernel not computed" in str(out["reason"])
+    assert evaluate(GateConfig(profile="exact-only"), STATS).to_json()["reason"] is None
+
+
+def test_preflight_refuses_a_gate_the_run_cannot_produce() -> None:
+    with pytest.raises(ProtocolError, match=r"needs the semantic kernel.*exact-only"):
+        check_evaluable(_proto())  # study profile, no judge
+    with pytest.raises(ProtocolError, match=r'needs the semantic kernel.*kind = "llm"'):
+        check_evaluable(_proto(answers={"kind": "long"}))  # long-form by default
+    with pytest.raises(ProtocolError, match="rule judge decides short answers only"):
+        check_evaluable(_proto(answers={"kind": "long"}, judge={"kind": "rule"}))
+    check_evaluable(_proto(gate={"profile": "exact-only"}))
+    check_evaluable(_proto(judge={"kind": "rule"}))
+    assert effective_gate(_proto(answers={"kind": "long"})).profile == "long-form"
+    assert effective_gate(_proto()).profile == "study"
+
+
+def test_init_http_template_gives_an_evaluable_gate() -> None:
+    data = tomllib.loads(template_text("http"))
+    proto = parse_protocol(data)
+    check_evaluable(proto)
+    assert effective_gate(proto).profile == "exact-only"
+    assert proto.answers.kind == "short" and max_answer_bytes(proto) == 65_536
+
+
+def test_answer_size_cap_by_system_kind_and_the_reason_names_the_size() -> None:
+    assert max_answer_bytes(_proto(gate={"profile": "exact-only"})) == 65_536
+    assert max_answer_bytes(_proto(answers={"max_bytes": 1000})) == 1000
+    validate_answer("é" * 256, 512)  # 512 bytes: accepted
+    with pytest.raises(TransportInvalid) as info:
+        validate_answer("é" * 257, 512)
+    assert info.value.reason == "oversized_answer"
+    assert "514 bytes > answers.max_bytes = 512" in str(info.value)
+    with pytest.raises(TransportInvalid, match="empty_answer"):
+        validate_answer("  \n", 512)
