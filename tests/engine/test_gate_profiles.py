@@ -87,3 +87,19 @@ def test_answer_size_cap_by_system_kind_and_the_reason_names_the_size() -> None:
     assert "514 bytes > answers.max_bytes = 512" in str(info.value)
     with pytest.raises(TransportInvalid, match="empty_answer"):
         validate_answer("  \n", 512)
+
+
+def test_states_are_reported_in_protocol_order() -> None:
+    from snapaudit.stats.analysis import AnalysisConfig, analyze
+    from snapaudit.tables import AnswerRow
+
+    rows = [AnswerRow(f"q{i}", s, r, f"a{i}{s if i % 2 else ''}")
+            for i in range(4) for s in ("old", "new", "mid") for r in (1, 2)]
+    gold = {f"q{i}": (f"a{i}",) for i in range(4)}
+    two = analyze([r for r in rows if r.state != "mid"], gold=gold,
+                  config=AnalysisConfig(old="old", new="new", draws=100))
+    assert two.comparison.states == ("old", "new")  # not alphabetical (new, old)
+    assert list(two.to_json()["utility"])[:2] == ["old", "new"]  # type: ignore[call-overload]
+    three = analyze(rows, config=AnalysisConfig(old="old", new="new", draws=100,
+                                                states=("old", "mid", "new")))
+    assert three.comparison.states == ("old", "mid", "new")

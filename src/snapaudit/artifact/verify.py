@@ -191,6 +191,7 @@ def recompute(results: dict[str, Any], protocol: dict[str, Any], answers: list[A
         else GateConfig()
     config = AnalysisConfig(old=comp["old"], new=comp["new"],
                             ladder=tuple(ladder["states"]) if ladder else None,
+                            states=tuple(comp["states"]) if comp.get("states") else None,
                             benchmark=comp.get("benchmark", "nq"), draws=comp["draws"],
                             seed=comp["seed"], gate=gate, primary_judge=semantic.get("judge"),
                             permutations=int((results.get("distribution_test") or {})

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from snapaudit import tables
 from snapaudit.errors import (
@@ -53,6 +53,9 @@ from snapaudit.run.systems import build_system
 from snapaudit.systems.base import AnswerCall, Evidence, RetrievingSystem, System
 from snapaudit.tables import AnswerRow, GoldRow
 
+if TYPE_CHECKING:
+    from snapaudit.stats.analysis import AnalysisResult
+
 MAX_ANSWER_BYTES = TESTBED_MAX_BYTES
 BOOTSTRAP_METHOD = "whole-question bootstrap, snapaudit.stats.bootstrap"
 
@@ -61,6 +64,7 @@ BOOTSTRAP_METHOD = "whole-question bootstrap, snapaudit.stats.bootstrap"
 class RunOutcome:
     results_path: Path
     results: dict[str, Any]
+    analysis: AnalysisResult | None = None  # the typed results (None when read back)
 
 
 # ---------------------------------------------------------------- entry points
@@ -279,10 +283,11 @@ def _analyze(run: RunContext) -> RunOutcome:
     config = AnalysisConfig(
         old=p.states.old, new=p.states.new,
         ladder=tuple(p.states.order) if len(p.states.order) > 2 else None,
+        states=tuple(p.states.order),
         benchmark=p.gold.benchmark, draws=p.bootstrap.draws, seed=p.bootstrap.seed,
         permutations=p.bootstrap.permutations, gate=effective_gate(p),
         primary_judge=p.judge.name if p.judge.kind != "none" else None)
     result = analyze(answer_rows(run.ledger, run.questions), config=config,
                      labels=pair_labels(run), gold=gold)
     results = result.to_json()
-    return RunOutcome(run.rd.write_results(results), results)
+    return RunOutcome(run.rd.write_results(results), results, result)

@@ -21,7 +21,7 @@ from snapaudit.hashing import sha256_json
 from snapaudit.judge.config import JudgeConfig
 from snapaudit.names import check_name
 from snapaudit.stats.gate import GateConfig
-from snapaudit.systems.config import AuthConfig, HttpSystemConfig, RunConfig
+from snapaudit.systems.config import AuthConfig, HttpSystemConfig, PythonSystemConfig, RunConfig
 from snapaudit.testbed.generate.config import GeneratorConfig
 from snapaudit.testbed.retrieval.config import TestbedConfig
 
@@ -76,7 +76,7 @@ class GoldConfig(Frozen):
 
 
 class SystemKind(Frozen):
-    kind: Literal["http", "testbed"] = "http"
+    kind: Literal["http", "testbed", "python"] = "http"
 
 
 class AnswersConfig(Frozen):
@@ -102,7 +102,7 @@ class Protocol(Frozen):
     cohort: CohortConfig
     gold: GoldConfig
     system: SystemKind = SystemKind()
-    systems: dict[str, HttpSystemConfig] = Field(default_factory=dict)
+    systems: dict[str, HttpSystemConfig | PythonSystemConfig] = Field(default_factory=dict)
     testbed: TestbedConfig | None = None
     generator: GeneratorConfig | None = None
     answers: AnswersConfig = AnswersConfig()
@@ -114,18 +114,25 @@ class Protocol(Frozen):
     @model_validator(mode="after")
     def _check_systems(self) -> Protocol:
         states = self.states.order
-        if self.system.kind == "http":
+        kind = self.system.kind
+        if kind in ("http", "python"):
             missing = [s for s in states if s not in self.systems]
             if missing:
-                raise ValueError(f"system.kind = 'http' needs [systems.<state>] for {missing}")
+                raise ValueError(f"system.kind = '{kind}' needs [systems.<state>] for {missing}")
             extra = [s for s in self.systems if s not in states]
             if extra:
                 raise ValueError(f"[systems.*] names states not in states.order: {extra}")
+            want = HttpSystemConfig if kind == "http" else PythonSystemConfig
+            wrong = [s for s, c in self.systems.items() if not isinstance(c, want)]
+            if wrong:
+                need = "url" if kind == "http" else "target"
+                raise ValueError(f"system.kind = '{kind}': [systems.<state>] needs '{need}' "
+                                 f"(states {wrong})")
         else:
             if self.testbed is None:
                 raise ValueError("system.kind = 'testbed' needs a [testbed] section")
             if self.systems:
-                raise ValueError("[systems.*] is only for system.kind = 'http'")
+                raise ValueError("[systems.*] is only for system.kind = 'http' or 'python'")
             missing = [s for s in states if s not in self.testbed.states]
             if missing:
                 raise ValueError(f"testbed.states lacks states of states.order: {missing}")

@@ -1,4 +1,5 @@
-"""The system of each state, built from the protocol: an HTTP endpoint or the testbed."""
+"""The system of each state, built from the protocol: an HTTP endpoint, a Python callable or
+the testbed."""
 
 from __future__ import annotations
 
@@ -27,9 +28,19 @@ def build_system(protocol: Protocol, state: str, run_dir: Path,
                     fail_threshold=protocol.run.replica_failures,
                     rest_s=protocol.run.replica_rest_s)
     if protocol.system.kind == "http":
+        from snapaudit.systems.config import HttpSystemConfig
         from snapaudit.systems.http import HttpSystem
 
-        return HttpSystem(state, protocol.systems[state], protocol.run)
+        cfg = protocol.systems[state]
+        assert isinstance(cfg, HttpSystemConfig)
+        return HttpSystem(state, cfg, protocol.run)
+    if protocol.system.kind == "python":
+        from snapaudit.systems.config import PythonSystemConfig
+        from snapaudit.systems.python import PythonSystem
+
+        pcfg = protocol.systems[state]
+        assert isinstance(pcfg, PythonSystemConfig)
+        return PythonSystem(state, pcfg, protocol.run, base_dir)
     from snapaudit.testbed.generate.config import GeneratorConfig
     from snapaudit.testbed.system import TestbedSystem
 

@@ -47,6 +47,9 @@ class AnalysisConfig(Frozen):
     old: str
     new: str
     ladder: tuple[str, ...] | None = None
+    # the order states are reported in (the protocol's states.order); default: the ladder,
+    # else old, new, then any other state by name
+    states: tuple[str, ...] | None = None
     benchmark: Literal["nq", "triviaqa"] = "nq"
     draws: int = Field(default=DEFAULT_DRAWS, ge=100)
     seed: int = 0
@@ -178,6 +181,7 @@ def analyze(answers: Sequence[AnswerRow], *, config: AnalysisConfig,
     """Audit old vs new: kernels, bootstrap, gate, then utility and diagnostics."""
     grid = AnswerGrid.from_rows(answers)
     grid.require_states([config.old, config.new, *(config.ladder or ())])
+    grid = replace(grid, states=_state_order(config, grid.states))
     norm = normalizer(config.benchmark)
     exact = ExactKernel(grid, norm)
     kernels: dict[str, Kernel] = {"exact": exact}
@@ -218,6 +222,13 @@ def analyze(answers: Sequence[AnswerRow], *, config: AnalysisConfig,
                             permutations=config.permutations, gold=gold, normalize=norm,
                             deltas=(util.em_delta, util.f1_delta) if util else None,
                             ladder=config.ladder))
+
+
+def _state_order(config: AnalysisConfig, present: Sequence[str]) -> tuple[str, ...]:
+    """The grid's states in reporting order: the protocol's, else ladder, else old, new."""
+    first = config.states or config.ladder or (config.old, config.new)
+    ordered = [s for s in dict.fromkeys(first) if s in present]
+    return (*ordered, *sorted(s for s in present if s not in ordered))
 
 
 def _with_consistency(stats: KernelStats, grid: AnswerGrid, exact: ExactKernel,

@@ -37,6 +37,15 @@ class ModelPrice(Frozen):
     batch_discount: float = Field(default=0.5, ge=0, lt=1)
 
 
+class PythonSystemConfig(Frozen):
+    """``[systems.<state>]`` of ``system.kind = "python"``: a callable and its kwargs."""
+
+    target: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")  # "pkg.module:function"
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+    # a folder put first on sys.path before importing the target (relative to the protocol)
+    python_path: str | None = None
+
+
 class RunConfig(Frozen):
     """Operational knobs: NOT bound into the protocol hash; may change on resume."""
 

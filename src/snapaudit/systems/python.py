@@ -1,0 +1,166 @@
+"""A RAG pipeline written in Python as a system: ``[systems.<state>] target = "pkg.mod:fn"``.
+
+The target is imported once per state and called once per attempt with a typed
+:class:`PythonCall` and the state's ``kwargs``. A sync callable runs in a bounded thread pool
+(``[run] concurrency`` threads per state); an async one runs on the event loop. It returns the
+answer as a string or a mapping ``{"answer": str, "doc_ids"?: [str, ...], "meta"?: {...}}``.
+Any exception it raises is one transport-invalid attempt whose reason names the exception's
+type and message; the engine retries it under the same policy as an HTTP failure.
+
+The spec binds the target, its kwargs and its code: the SHA-256 of the target module's source
+file, or the installed distribution's name and version when the module comes from one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import sys
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from snapaudit.errors import ConfigError, TransportInvalid
+from snapaudit.hashing import sha256_file
+from snapaudit.systems.base import AnswerCall, AnswerOutcome
+from snapaudit.systems.config import PythonSystemConfig, RunConfig
+
+
+@dataclass(frozen=True, slots=True)
+class PythonCall:
+    """What a Python system receives for one attempt at one cell."""
+
+    question: str
+    question_id: str
+    state: str
+    repeat: int
+    seed: int
+    attempt: int
+
+
+def load_target(target: str, search_path: Path | None = None) -> Callable[..., Any]:
+    """Import ``package.module:function`` (ConfigError naming the problem)."""
+    module_name, sep, attr = target.partition(":")
+    if not sep or not module_name or not attr:
+        raise ConfigError(f"python target {target!r}: expected 'package.module:function'")
+    if search_path is not None and str(search_path) not in sys.path:
+        sys.path.insert(0, str(search_path))
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # any import-time failure of user code is a config problem
+        raise ConfigError(f"python target {target!r}: cannot import {module_name!r}: "
+                          f"{type(exc).__name__}: {exc}") from None
+    obj: Any = module
+    for part in attr.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            raise ConfigError(f"python target {target!r}: {module_name!r} has no {attr!r}")
+    if not callable(obj):
+        raise ConfigError(f"python target {target!r} is not callable")
+    return obj  # type: ignore[no-any-return]
+
+
+def code_identity(target: str) -> dict[str, str]:
+    """The target's code: its distribution's name and version, else its source file's hash."""
+    module_name = target.partition(":")[0]
+    module = sys.modules.get(module_name)
+    path = getattr(module, "__file__", None)
+    if path is None:
+        return {"module": module_name, "source": "unknown"}
+    dist = _distribution(module_name, Path(path))
+    if dist is not None:
+        return {"module": module_name, "distribution": dist[0], "version": dist[1]}
+    return {"module": module_name, "source_sha256": sha256_file(Path(path))}
+
+
+def _distribution(module_name: str, path: Path) -> tuple[str, str] | None:
+    from importlib.metadata import packages_distributions, version
+
+    if not any(p in ("site-packages", "dist-packages") for p in path.parts):
+        return None
+    names = packages_distributions().get(module_name.split(".")[0]) or []
+    for name in names:
+        try:
+            return name, version(name)
+        except Exception:  # metadata of a broken install: try the next name
+            continue
+    return None
+
+
+def to_outcome(value: Any, latency_s: float) -> AnswerOutcome:
+    """A callable's return value as an outcome; TransportInvalid("schema") when malformed."""
+    if isinstance(value, str):
+        return AnswerOutcome(answer=value, latency_s=latency_s)
+    if not isinstance(value, Mapping):
+        raise TransportInvalid("schema", detail="the callable must return a str or a mapping "
+                               f"with 'answer', got {type(value).__name__}")
+    extra = set(value) - {"answer", "doc_ids", "meta"}
+    answer = value.get("answer")
+    if not isinstance(answer, str) or extra:
+        raise TransportInvalid("schema", detail="expected {answer: str, doc_ids?, meta?}, got "
+                               f"keys {sorted(value)}")
+    ids = value.get("doc_ids")
+    if ids is not None and (not isinstance(ids, list | tuple)
+                            or not all(isinstance(d, str | int) for d in ids)):
+        raise TransportInvalid("schema", detail="'doc_ids' must be a list of ids")
+    meta = value.get("meta") or {}
+    if not isinstance(meta, Mapping):
+        raise TransportInvalid("schema", detail="'meta' must be a mapping")
+    return AnswerOutcome(answer=answer,
+                         doc_ids=tuple(str(d) for d in ids) if ids is not None else None,
+                         latency_s=latency_s, meta={str(k): v for k, v in meta.items()})
+
+
+class PythonSystem:
+    """One state's Python callable."""
+
+    def __init__(self, state: str, config: PythonSystemConfig, run: RunConfig,
+                 base_dir: Path | None = None):
+        self.state = state
+        self.config = config
+        search = None
+        if config.python_path is not None:
+            search = Path(config.python_path)
+            if not search.is_absolute() and base_dir is not None:
+                search = base_dir / search
+        self._fn = load_target(config.target, search)
+        self._async = inspect.iscoroutinefunction(self._fn)
+        self._timeout_s = run.timeout_s
+        self._pool = None if self._async else ThreadPoolExecutor(
+            max_workers=run.concurrency, thread_name_prefix=f"snapaudit-{state}")
+
+    def spec(self) -> dict[str, Any]:
+        return {"kind": "python", "target": self.config.target,
+                "kwargs": dict(self.config.kwargs), "code": code_identity(self.config.target)}
+
+    async def answer(self, call: AnswerCall) -> AnswerOutcome:
+        pc = PythonCall(call.question, call.question_id, call.state, call.repeat, call.seed,
+                        call.attempt)
+        kwargs = dict(self.config.kwargs)
+        start = time.monotonic()
+        try:
+            if self._async:
+                value = await asyncio.wait_for(self._fn(pc, **kwargs), self._timeout_s)
+            else:
+                loop = asyncio.get_running_loop()
+                value = await asyncio.wait_for(
+                    loop.run_in_executor(self._pool, lambda: self._fn(pc, **kwargs)),
+                    self._timeout_s)
+        except TimeoutError:
+            raise TransportInvalid("timeout", detail=f"no return within {self._timeout_s:g} s")\
+                from None
+        except TransportInvalid:
+            raise
+        except Exception as exc:  # the pipeline's own failure: one retryable attempt
+            message = " ".join(str(exc).split())[:300]
+            raise TransportInvalid("exception", detail=f"{type(exc).__name__}: {message}")\
+                from None
+        return to_outcome(value, time.monotonic() - start)
+
+    async def aclose(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,29 @@
+"""Python-system callables for tests: flaky, always failing, async, malformed."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from snapaudit.systems.python import PythonCall
+
+
+def flaky(call: PythonCall, fail_first: int = 1) -> dict[str, Any]:
+    """Raises on the first ``fail_first`` attempts of every even-numbered question."""
+    if int(call.question_id[-1]) % 2 == 0 and call.attempt <= fail_first:
+        raise RuntimeError(f"index shard offline for {call.question_id}")
+    answer = f"answer {call.question_id}" if call.state == "old" else f"other {call.question_id}"
+    return {"answer": answer, "doc_ids": [f"d{call.question_id}"], "meta": {"n": 1}}
+
+
+def always_fails(call: PythonCall) -> str:
+    raise ValueError("bad credentials for the vector store")
+
+
+async def async_answer(call: PythonCall, suffix: str = "") -> str:
+    await asyncio.sleep(0)
+    return f"answer {call.question_id}{suffix}"
+
+
+def malformed(call: PythonCall) -> Any:
+    return {"text": "no answer key"}
