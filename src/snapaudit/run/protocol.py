@@ -11,9 +11,9 @@ import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Discriminator, Field, Tag, ValidationError, model_validator
 
 from snapaudit._model import Frozen
 from snapaudit.errors import ProtocolError
@@ -94,6 +94,17 @@ class BootstrapConfig(Frozen):
     permutations: int = Field(default=10_000, ge=0)  # distribution test; 0 skips it
 
 
+def _system_tag(value: Any) -> str:
+    keys = value if isinstance(value, dict) else vars(value)
+    return "python" if "target" in keys else "http"
+
+
+# a [systems.<state>] table: a Python target, else an HTTP endpoint
+SystemConfig = Annotated[Annotated[HttpSystemConfig, Tag("http")]
+                         | Annotated[PythonSystemConfig, Tag("python")],
+                         Discriminator(_system_tag)]
+
+
 class Protocol(Frozen):
     schema_version: Literal[1] = 1
     name: str
@@ -102,7 +113,7 @@ class Protocol(Frozen):
     cohort: CohortConfig
     gold: GoldConfig
     system: SystemKind = SystemKind()
-    systems: dict[str, HttpSystemConfig | PythonSystemConfig] = Field(default_factory=dict)
+    systems: dict[str, SystemConfig] = Field(default_factory=dict)
     testbed: TestbedConfig | None = None
     generator: GeneratorConfig | None = None
     answers: AnswersConfig = AnswersConfig()
@@ -178,7 +189,10 @@ def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str,
 def _format_errors(exc: ValidationError, source: str) -> str:
     lines = []
     for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"])
+        parts = list(err["loc"])
+        if len(parts) > 2 and parts[0] == "systems" and parts[2] in ("http", "python"):
+            del parts[2]  # the union tag of a [systems.<state>] table
+        loc = ".".join(str(p) for p in parts)
         if err["type"] == "extra_forbidden":
             lines.append(f"unknown key '{loc}'")
         elif err["type"] == "missing":
