@@ -162,7 +162,8 @@ def check_labels(root: Path, labels: list[PairLabel], report: VerifyReport) -> N
     ledger: dict[str, set[tuple[Any, ...]]] = {}
     for path in sorted((root / "ledger").glob("judge_*.cells.jsonl")):
         name = path.name.removeprefix("judge_").removesuffix(".cells.jsonl")
-        ledger[name] = {(c["cell_key"], tuple(x["a"]), tuple(x["b"]), bool(x["same"]))
+        ledger[name] = {(c["payload"].get("question_id", c["cell_key"]), tuple(x["a"]),
+                         tuple(x["b"]), bool(x["same"]))
                         for c in load_jsonl(root, f"ledger/{path.name}")
                         for x in c["payload"].get("labels", [])}
     if not any(ledger.values()):

@@ -24,6 +24,12 @@ class JudgeConfig(Frozen):
     rule_embedding_threshold: float | None = Field(default=None, ge=-1.0, le=1.0)
     # llm judge only: the completion budget is 64 + tokens_per_pair * pairs.
     tokens_per_pair: int = Field(default=24, ge=8, le=256)
+    # llm judge only: the instructions for short answers or long-form ones
+    # (auto: by [answers] kind).
+    prompt: Literal["auto", "short", "long"] = "auto"
+    # split a question's packet into smaller blind packets when its estimated prompt tokens
+    # would pass this budget (None: one packet per question); see snapaudit.judge.split.
+    max_packet_tokens: int | None = Field(default=None, ge=500)
 
     @field_validator("name")
     @classmethod

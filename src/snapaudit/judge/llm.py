@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from snapaudit.errors import ConfigError
+from snapaudit.judge import prompt_long
 from snapaudit.judge.base import JudgePacket
 from snapaudit.judge.config import JudgeConfig
 from snapaudit.judge.packets import Verdict, parse_verdict_text, verdict_schema
@@ -32,11 +33,15 @@ class LLMJudge:
             generator = acquire_generator(config.generator)
         self._generator = generator
 
+    @property
+    def _long(self) -> bool:
+        return self._config.prompt == "long"
+
     def spec(self) -> dict[str, Any]:
         return {
             "kind": "llm",
             "name": self.name,
-            "prompt": prompt_spec(),
+            "prompt": prompt_long.prompt_spec() if self._long else prompt_spec(),
             "generator": self._generator.spec(),
             "tokens_per_pair": self._config.tokens_per_pair,
             "output_schema": "snapaudit/judge-verdict/v1",
@@ -45,7 +50,7 @@ class LLMJudge:
     def request(self, packet: JudgePacket, seed: int) -> GenerationRequest:
         """The exact request this judge sends for ``packet``."""
         return GenerationRequest(
-            system=SYSTEM,
+            system=prompt_long.SYSTEM if self._long else SYSTEM,
             user=render_user(packet),
             seed=seed,
             json_schema=verdict_schema(packet),

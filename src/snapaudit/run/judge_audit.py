@@ -84,7 +84,8 @@ def labels_of_stage(ledger: Ledger, judge_name: str, stage: str | None = None
     out: list[PairLabel] = []
     for cell in ledger.cells(stage or f"judge:{judge_name}"):
         for item in cell.payload["labels"]:
-            out.append(PairLabel(cell.cell_key, AnswerRef(*item["a"]), AnswerRef(*item["b"]),
+            out.append(PairLabel(cell.payload.get("question_id", cell.cell_key),
+                                 AnswerRef(*item["a"]), AnswerRef(*item["b"]),
                                  bool(item["same"]), judge_name))
     return out
 

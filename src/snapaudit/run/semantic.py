@@ -78,28 +78,40 @@ def _import_labels(run: Run, answers: Sequence[AnswerRow]) -> None:
 
 
 async def _judge_questions(run: Run, answers: Sequence[AnswerRow]) -> None:
-    from snapaudit.judge.packets import build_packet, to_pair_labels
+    from snapaudit.judge.packets import to_pair_labels
     from snapaudit.judge.registry import build_judge
+    from snapaudit.judge.split import split_packets
 
-    judge = build_judge(run.protocol.judge)
+    cfg = run.protocol.judge
+    if cfg.prompt == "auto":
+        cfg = cfg.model_copy(update={"prompt": run.protocol.answers.kind})
+    judge = build_judge(cfg)
     text = {q.question_id: q.question for q in run.questions}
     tasks = []
     for qid, rows in _scope_answers(run, answers).items():
-        packet, mapping = build_packet(qid, text[qid], [
-            (AnswerRef(r.state, r.repeat), r.answer) for r in rows], run.protocol.design.seed)
+        packets = split_packets(qid, text[qid], [
+            (AnswerRef(r.state, r.repeat), r.answer) for r in rows], run.protocol.design.seed,
+            cfg.max_packet_tokens)
+        split = len(packets) > 1
+        for k, (packet, mapping) in enumerate(packets, start=1):
 
-        def make(packet: Any = packet, mapping: Any = mapping, qid: str = qid) -> Any:
-            async def call(attempt: int, seed: int) -> CellResult:
-                verdict = await judge.judge(packet, seed)
-                labels = to_pair_labels(qid, verdict, mapping, run.protocol.judge.name)
-                return CellResult({"labels": [
-                    {"a": [x.a.state, x.a.repeat], "b": [x.b.state, x.b.repeat],
-                     "same": x.same} for x in labels]})
-            return call
+            def make(packet: Any = packet, mapping: Any = mapping, qid: str = qid,
+                     split: bool = split) -> Any:
+                async def call(attempt: int, seed: int) -> CellResult:
+                    verdict = await judge.judge(packet, seed)
+                    labels = to_pair_labels(qid, verdict, mapping, cfg.name)
+                    payload: dict[str, Any] = {"question_id": qid} if split else {}
+                    payload["labels"] = [
+                        {"a": [x.a.state, x.a.repeat], "b": [x.b.state, x.b.repeat],
+                         "same": x.same} for x in labels]
+                    return CellResult(payload)
+                return call
 
-        tasks.append(CellTask(qid, {"question_id": qid, "judge": judge.spec(),
-                                    "packet": sha256_json([packet.labels, packet.answers])},
-                              make()))
+            key = f"{qid}#{k}/{len(packets)}" if split else qid
+            body = [packet.labels, packet.answers, packet.pairs] if split else [
+                packet.labels, packet.answers]
+            tasks.append(CellTask(key, {"question_id": qid, "judge": judge.spec(),
+                                        "packet": sha256_json(body)}, make()))
     try:
         await run_cells(run.ledger, run.judge_stage, tasks, run.policy(), run.progress)
     finally:
@@ -115,7 +127,8 @@ def pair_labels(run: Run) -> list[PairLabel]:
     for stage in [run.judge_stage, *others]:
         name = stage.removeprefix("judge:")
         for cell in run.ledger.cells(stage):
+            qid = cell.payload.get("question_id", cell.cell_key)  # split packets name it
             for item in cell.payload["labels"]:
-                out.append(PairLabel(cell.cell_key, AnswerRef(*item["a"]),
+                out.append(PairLabel(qid, AnswerRef(*item["a"]),
                                      AnswerRef(*item["b"]), bool(item["same"]), name))
     return out
