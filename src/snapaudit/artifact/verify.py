@@ -270,6 +270,11 @@ def _verify(root: Path, gold: str | Path | None) -> VerifyReport:
         raise VerificationError(report.failures)
     protocol = load_json(root, "protocol.json")
     judge_name(protocol)
+    lineage = protocol.get("lineage")
+    if isinstance(lineage, dict):
+        report.notes.append(f"lineage: re-judged from run {lineage.get('parent_run')} (answer "
+                            f"lock {str(lineage.get('parent_answer_lock_sha256'))[:16]}, "
+                            f"protocol {str(lineage.get('parent_protocol_sha256'))[:16]})")
     gold_path = Path(gold) if gold is not None else None
     check_locks(root, protocol, gold_path, report)
     answers = read_answers(entry_path(root, "tables/answers.jsonl"))

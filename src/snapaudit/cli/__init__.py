@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("verify", "Recompute every claim of an artifact, with no network."),
     "judge-audit": ("judge_audit", "Have a second judge label a blind sample; agreement."),
     "replicate": ("replicate", "Rerun two locked states with a second generator."),
+    "rejudge": ("rejudge", "Judge a run's locked answers again with a new judge (no calls)."),
     "plan": ("plan", "Questions needed for a target power, from a pilot run."),
 }
 

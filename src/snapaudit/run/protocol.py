@@ -88,6 +88,14 @@ class AnswersConfig(Frozen):
     max_bytes: int | None = Field(default=None, ge=1)
 
 
+class LineageConfig(Frozen):
+    """``[lineage]``: a re-judged run's parent (written by ``snapaudit rejudge``)."""
+
+    parent_run: str
+    parent_protocol_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    parent_answer_lock_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
 class BootstrapConfig(Frozen):
     draws: int = Field(default=50_000, ge=100)
     seed: int = 0
@@ -121,6 +129,7 @@ class Protocol(Frozen):
     gate: GateConfig = GateConfig()
     bootstrap: BootstrapConfig = BootstrapConfig()
     run: RunConfig = RunConfig()
+    lineage: LineageConfig | None = None
 
     @model_validator(mode="after")
     def _check_systems(self) -> Protocol:

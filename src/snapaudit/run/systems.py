@@ -22,6 +22,10 @@ def build_system(protocol: Protocol, state: str, run_dir: Path,
     """
     if state not in protocol.states.order:
         raise ConfigError(f"unknown state {state!r}")
+    if protocol.lineage is not None:  # a re-judged run: the parent's locked answers
+        from snapaudit.run.replay import ReplaySystem
+
+        return ReplaySystem(state, protocol.lineage)
     from snapaudit.systems.replicas import register_fleets
 
     register_fleets({fleet[0]: fleet[1:] for fleet in protocol.run.replicas if fleet},
