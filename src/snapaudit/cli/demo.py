@@ -16,10 +16,13 @@ from snapaudit.cli._common import make_progress, progress_option, set_option
 @click.option("--questions", type=click.IntRange(5, 500), default=16, show_default=True,
               help="Questions in the world.")
 @click.option("--seed", type=int, default=7, show_default=True, help="Seed of the world.")
+@click.option("--llama-server", "llama_server_port", type=int, default=None, metavar="PORT",
+              help="Answer through llama-cpp-python's OpenAI-compatible server started on "
+                   "127.0.0.1:PORT (needs the server extra).")
 @set_option
 @progress_option
 def command(out: Path, questions: int, seed: int, overrides: tuple[str, ...],
-            progress_kind: str) -> None:
+            progress_kind: str, llama_server_port: int | None) -> None:
     """Generate the demo world, run every stage on the local generator and rule judge, and
     write the report. No network, no GPU, no API key."""
     from snapaudit.demo.run import DemoConfig, run_demo
@@ -28,7 +31,8 @@ def command(out: Path, questions: int, seed: int, overrides: tuple[str, ...],
 
     progress = make_progress(progress_kind)
     try:
-        outcome = run_demo(DemoConfig(out, questions, seed, overrides=overrides), progress)
+        outcome = run_demo(DemoConfig(out, questions, seed, overrides=overrides,
+                                      llama_server_port=llama_server_port), progress)
     finally:
         progress.close()
 

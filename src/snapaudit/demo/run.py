@@ -21,6 +21,9 @@ class DemoConfig:
     seed: int = 7
     repeats: int = 2
     overrides: Sequence[str] = field(default_factory=tuple)
+    # answer through llama-cpp-python's OpenAI-compatible server on this loopback port
+    # (the openai backend, dialect json_object_schema) instead of the embedded model
+    llama_server_port: int | None = None
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,20 @@ def run_demo(config: DemoConfig, progress: Progress) -> DemoOutcome:
     config.out.mkdir(parents=True, exist_ok=True)
     files = prepare_world(config, progress)
     run_dir = config.out / "run"
-    outcome = run_protocol_file(files.protocol, run_dir, list(config.overrides), progress)
+    if config.llama_server_port is not None:
+        from snapaudit.testbed.generate.llama_server import DIALECT, LlamaServer
+
+        run_dir = config.out / "run-llama-server"
+        with LlamaServer(port=config.llama_server_port) as server:
+            progress.info(f"llama_cpp.server on {server.base_url}")
+            served = ["generator.backend=openai", "generator.model=smollm2",
+                      f'generator.base_url="{server.base_url}"',
+                      f"generator.response_format={DIALECT}", "generator.temperature=0.0",
+                      "generator.timeout_s=300.0"]
+            outcome = run_protocol_file(files.protocol, run_dir,
+                                        [*served, *config.overrides], progress)
+    else:
+        outcome = run_protocol_file(files.protocol, run_dir, list(config.overrides), progress)
     shutil.copyfile(files.plants, run_dir / "plants.json")
     paths = write_report(run_dir)
     return DemoOutcome(run_dir, outcome.results, paths.html, paths.markdown,

@@ -12,7 +12,9 @@ nonempty string of at most :data:`MAX_ANSWER_BYTES` UTF-8 bytes. Anything else i
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 from typing import Any
 
 from snapaudit.errors import TransportInvalid
@@ -83,7 +85,7 @@ def parse_answer(text: str) -> str:
     at most 512 UTF-8 bytes.
     """
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        value = json.loads(text, object_pairs_hook=_no_duplicate_keys, strict=False)
     except (ValueError, RecursionError) as exc:
         raise TransportInvalid("invalid_answer", detail=f"not JSON: {exc}") from None
     if not isinstance(value, dict):
@@ -106,3 +108,22 @@ def parse_answer(text: str) -> str:
             "oversized_answer", detail=f"{size} bytes > {MAX_ANSWER_BYTES}"
         )
     return answer
+
+
+_FENCE = re.compile(r"^```[A-Za-z]*\n?|\n?```$")
+_LABEL = re.compile(r"^(?:final\s+)?answer\s*[:\-]\s*", re.IGNORECASE)
+
+
+def parse_bare_answer(text: str) -> str:
+    """The plain-text fallback (``response_format = "text"``): a JSON answer object when the
+    model wrote one, else the first nonempty line without code fences, an ``Answer:`` label
+    or surrounding quotes. Same limits and reasons as :func:`parse_answer`."""
+    body = _FENCE.sub("", text.strip()).strip()
+    if body.startswith("{"):
+        with contextlib.suppress(TransportInvalid):
+            return parse_answer(body)
+    line = next((ln.strip() for ln in body.splitlines() if ln.strip()), "")
+    line = _LABEL.sub("", line).strip()
+    if len(line) >= 2 and line[0] == line[-1] and line[0] in "\"'":
+        line = line[1:-1].strip()
+    return parse_answer(json.dumps({"answer": line}))

@@ -22,6 +22,7 @@ from snapaudit.testbed.prompt import (
     ANSWER_SCHEMA,
     SYSTEM_PROMPT,
     parse_answer,
+    parse_bare_answer,
     prompt_spec,
     user_message,
 )
@@ -77,7 +78,8 @@ class TestbedSystem:
     def request(self, call: AnswerCall) -> GenerationRequest:
         """The generation request of one attempt: same prompt surface in every state."""
         evidence = call.evidence.rendered if call.evidence is not None else None
-        schema = ANSWER_SCHEMA if self.generator_config.response_format != "none" else None
+        schema = (ANSWER_SCHEMA if self.generator_config.response_format not in ("none", "text")
+                  else None)
         return GenerationRequest(
             system=SYSTEM_PROMPT,
             user=user_message(call.question, evidence),
@@ -88,7 +90,9 @@ class TestbedSystem:
 
     async def answer(self, call: AnswerCall) -> AnswerOutcome:
         result = await self.generator.generate(self.request(call))
-        answer = parse_answer(result.text)
+        answer = (parse_bare_answer(result.text)
+                  if self.generator_config.response_format == "text"
+                  else parse_answer(result.text))
         return AnswerOutcome(
             answer=answer,
             doc_ids=call.evidence.doc_ids if call.evidence is not None else (),

@@ -29,7 +29,12 @@ class GeneratorConfig(Frozen):
     seed_per_call: bool = True
     max_tokens: int = Field(default=128, ge=1)
     reasoning_effort: str | None = None
-    response_format: Literal["json_schema", "json_object", "none"] = "json_schema"
+    # How structured output is requested (openai backend; docs/generators.md, "dialects"):
+    # json_schema (OpenAI, vLLM, llama.cpp server), json_object, json_object_schema
+    # (llama-cpp-python's server), guided_json (vLLM), ollama_format (Ollama), text (nothing
+    # requested; a bare answer is accepted), none (nothing requested; JSON still required).
+    response_format: Literal["json_schema", "json_object", "json_object_schema", "guided_json",
+                             "ollama_format", "text", "none"] = "json_schema"
     # Seconds for one whole HTTP call (connect + response).
     timeout_s: float = Field(default=120.0, gt=0.0)
     # openai: newer OpenAI reasoning models accept only max_completion_tokens.

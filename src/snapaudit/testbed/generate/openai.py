@@ -71,9 +71,7 @@ class OpenAIGenerator:
                 body[name] = value
         if c.seed_per_call:
             body["seed"] = request.seed
-        response_format = _response_format(c.response_format, request.json_schema)
-        if response_format is not None:
-            body["response_format"] = response_format
+        body.update(structured_output(c.response_format, request.json_schema))
         return body
 
     async def generate(self, request: GenerationRequest) -> GenerationResult:
@@ -105,15 +103,22 @@ class OpenAIGenerator:
         await self._poster.aclose()
 
 
-def _response_format(kind: str, schema: dict[str, Any] | None) -> dict[str, Any] | None:
-    if kind == "none" or schema is None:
-        return None
-    if kind == "json_object":
-        return {"type": "json_object"}
-    return {
+def structured_output(dialect: str, schema: dict[str, Any] | None) -> dict[str, Any]:
+    """The body fields that ask a server for JSON in ``dialect`` (none for text/none)."""
+    if dialect in ("none", "text") or schema is None:
+        return {}
+    if dialect == "json_object":
+        return {"response_format": {"type": "json_object"}}
+    if dialect == "json_object_schema":  # llama-cpp-python's server
+        return {"response_format": {"type": "json_object", "schema": schema}}
+    if dialect == "guided_json":  # vLLM's extra parameter
+        return {"guided_json": schema}
+    if dialect == "ollama_format":  # Ollama: the schema as "format"
+        return {"format": schema}
+    return {"response_format": {
         "type": "json_schema",
         "json_schema": {"name": "response", "strict": True, "schema": schema},
-    }
+    }}
 
 
 def _message_text(payload: dict[str, Any]) -> tuple[str, str | None]:
