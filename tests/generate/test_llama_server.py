@@ -38,7 +38,8 @@ def test_each_dialect_sends_its_own_fields() -> None:
 
 
 @pytest.mark.parametrize(("text", "answer"), [
-    ("Paris", "Paris"), ("The capital of France is Paris.\nMore text", "The capital of France is Paris."),
+    ("Paris", "Paris"),
+    ("The capital of France is Paris.\nMore text", "The capital of France is Paris."),
     ('Answer: "Paris"', "Paris"), ('{"answer": "Paris"}', "Paris"), ("```\nParis\n```", "Paris"),
     ('{"answer": {"name": "Paris"}}', '{"answer": {"name": "Paris"}}')])
 def test_plain_text_fallback_parses_a_bare_answer(text: str, answer: str) -> None:
