@@ -43,6 +43,7 @@ class RunStatus:
     locks: list[LockInfo]
     results: bool
     gate_passed: bool | None = None
+    gate_verdict: str | None = None
     notes: list[str] = field(default_factory=list)
     # what the integrity check covered: locked stages (content bound by the lock chain) and
     # ledger stages without a lock (each accepted cell checked against its own hash/attempt)
@@ -52,7 +53,7 @@ class RunStatus:
     def to_json(self) -> dict[str, Any]:
         return {
             "run_dir": str(self.run_dir), "name": self.name, "results": self.results,
-            "gate_passed": self.gate_passed,
+            "gate_passed": self.gate_passed, "gate_verdict": self.gate_verdict,
             "stages": [vars_of(s) for s in self.stages],
             "locks": [vars_of(lk) for lk in self.locks],
             "integrity": {"files": ["protocol.resolved.toml", "cohort.json", "ledger meta"],
@@ -97,15 +98,17 @@ def _status(rd: RunDir) -> RunStatus:
     locks = [LockInfo(r.seq, r.stage, h, r.content) for r, h in zip(records, hashes, strict=True)]
     results_path = rd.results_path
     gate: bool | None = None
+    verdict: str | None = None
     if results_path.exists():
-        gate = bool(json.loads(results_path.read_text("utf-8"))["gate"]["passed"])
+        gate_json = json.loads(results_path.read_text("utf-8"))["gate"]
+        gate, verdict = bool(gate_json["passed"]), gate_json.get("verdict")
     judge_stage = f"judge:{protocol.judge.name}"
     ledger_stage = {"semantic": judge_stage}
     locked: list[str] = [r.stage for r in records]
     bound = {ledger_stage.get(s, s) for s in locked}
     open_checked = {s: n for s, n in rd.cells_verified.items() if s not in bound}
     return RunStatus(rd.path, protocol.name, stages, locks, results_path.exists(), gate,
-                     locked_verified=locked, open_verified=open_checked)
+                     locked_verified=locked, open_verified=open_checked, gate_verdict=verdict)
 
 
 def _failures(ledger: Ledger, stage: str) -> dict[str, dict[str, Any]]:
@@ -139,7 +142,8 @@ def format_status(status: RunStatus) -> str:
         lines.append(f"  {lk.seq}. {lk.stage:<10} {lk.record_hash[:16]}")
     lines.append("")
     if status.results:
-        verdict = "excess churn found" if status.gate_passed else "no excess churn shown"
+        verdict = ("not evaluable" if status.gate_verdict == "not_evaluable"
+                   else "excess churn found" if status.gate_passed else "no excess churn shown")
         lines.append(f"results.json written; gate: {verdict}")
     else:
         lines.append("results.json not written yet")
