@@ -208,7 +208,7 @@ def mde(pilot: Pilot, questions: Sequence[int], power: float = 0.8,
     out = []
     for n in questions:
         rules = []
-        for rule in (gate or GateConfig()).rules:
+        for rule in (gate or GateConfig()).active_rules():
             sd = _sd(pilot, rule.kernel)
             rules.append((rule.describe(), None if sd is None
                           else rule.threshold + _z(rule, power) * sd / math.sqrt(n)))
