@@ -28,6 +28,24 @@ class Progress(Protocol):
         """The work is over; release the terminal."""
 
 
+def _clock(seconds: float) -> str:
+    s = max(0, round(seconds))
+    if s >= 3600:
+        return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+    return f"{s // 60}:{s % 60:02d}"
+
+
+def rate_eta(done: int, total: int | None, elapsed: float) -> str:
+    """``" (2.5/s, ETA 0:12)"``: the rate so far and the time left at that rate."""
+    if done <= 0 or elapsed <= 0:
+        return ""
+    rate = done / elapsed
+    shown = f"{rate:.1f}/s" if rate >= 1 else f"{60 * rate:.1f}/min"
+    if total is None or done >= total:
+        return f" ({shown}, {_clock(elapsed)} elapsed)"
+    return f" ({shown}, ETA {_clock((total - done) / rate)})"
+
+
 class SilentProgress:
     """Reports nothing."""
 
@@ -54,6 +72,7 @@ class PlainProgress:
         self._total: int | None = None
         self._done = 0
         self._last = 0.0
+        self._start = 0.0
 
     def _write(self, line: str) -> None:
         self._stream.write(line + "\n")
@@ -61,7 +80,7 @@ class PlainProgress:
 
     def stage(self, name: str, total: int | None = None) -> None:
         self._name, self._total, self._done = name, total, 0
-        self._last = time.monotonic()
+        self._last = self._start = time.monotonic()
         self._write(f"[{name}] start" + (f" ({total})" if total is not None else ""))
 
     def advance(self, n: int = 1) -> None:
@@ -71,7 +90,8 @@ class PlainProgress:
         if finished or now - self._last >= self._interval:
             self._last = now
             of = f"/{self._total}" if self._total is not None else ""
-            self._write(f"[{self._name}] {self._done}{of}")
+            self._write(f"[{self._name}] {self._done}{of}"
+                        + rate_eta(self._done, self._total, now - self._start))
 
     def info(self, message: str) -> None:
         self._write(message)
@@ -87,16 +107,29 @@ class RichProgress:
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
+            ProgressColumn,
             TextColumn,
             TimeElapsedColumn,
+            TimeRemainingColumn,
         )
         from rich.progress import Progress as _RichBar
+        from rich.text import Text
+
+        class RateColumn(ProgressColumn):
+            def render(self, task: Any) -> Text:
+                speed = task.finished_speed or task.speed
+                if not speed:
+                    return Text("-/s")
+                return Text(f"{speed:.1f}/s" if speed >= 1 else f"{60 * speed:.1f}/min")
 
         self._bar = _RichBar(
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
+            RateColumn(),
             TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
             transient=False,
         )
         self._bar.start()

@@ -40,7 +40,7 @@ def test_analyze_hand_values_and_json_keys() -> None:
     assert doc["schema_version"] == SCHEMA_VERSION
     assert set(doc) == {"schema_version", "comparison", "kernels", "gate", "utility", "flips",
                         "transitions", "overlap", "ladder", "judges", "flip_rates",
-                        "distribution_test", "multiplicity"}
+                        "distribution_test", "multiplicity", "sample", "verdict"}
     ex, sem = doc["kernels"]["exact"], doc["kernels"]["semantic"]  # type: ignore[index]
     assert (ex["within"], ex["cross"], ex["d_hat"]) == pytest.approx((200 / 3, 50 / 3, 50.0))
     # semantic: q1 w=.5 c=.5 D=0; q2 w=1 c=0 D=1; q3 w=1 c=0 D=1
@@ -108,7 +108,9 @@ def test_cli_on_the_shipped_example(tmp_path: Path) -> None:
             "--json", str(out)]
     result = CliRunner().invoke(command, args)
     assert result.exit_code == 0, result.output
-    assert "Excess-churn gate: PASSED -> INCOMPATIBLE" in result.output
+    assert "Verdict: INCOMPATIBLE: every gate rule holds" in result.output
+    assert "PASSED" not in result.output
+    assert "SMALL SAMPLE: 240 questions; 80% power at D = 3 pp needs about" in result.output
     assert "Trajectory decomposition" in result.output
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert doc["comparison"]["questions"] == 240

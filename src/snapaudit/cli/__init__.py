@@ -8,6 +8,7 @@ optional.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -31,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replicate": ("replicate", "Rerun two locked states with a second generator."),
     "rejudge": ("rejudge", "Judge a run's locked answers again with a new judge (no calls)."),
     "plan": ("plan", "Questions needed for a target power, from a pilot run."),
+    "view": ("view", "Serve the report of a run on localhost (Ctrl-C to stop)."),
 }
 
 
@@ -52,14 +54,24 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-@click.group(cls=LazyGroup)
+@click.group(cls=LazyGroup, invoke_without_command=True,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="snapaudit")
-def cli() -> None:
-    """snapaudit: does a new snapshot of a RAG system still give the same answers?"""
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """snapaudit: does a new snapshot of a RAG system still give the same answers?
+
+    Verdicts: INCOMPATIBLE (excess churn established), EXCESS CHURN NOT SHOWN (not proof of
+    compatibility), NOT EVALUABLE. Exit codes: 0 success, 2 bad input or options, 3 verify
+    found claims that do not reproduce, 4 `run --fail-on incompatible` and INCOMPATIBLE.
+    """
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """Console entry point: library errors become one clear line and an exit code."""
+    """Console entry point: every error becomes one clear message and an exit code; no
+    Python traceback reaches a user (set SNAPAUDIT_TRACEBACK=1 to see one)."""
     try:
         return cli.main(args=argv, standalone_mode=False)
     except (click.exceptions.Abort, KeyboardInterrupt):
@@ -73,6 +85,18 @@ def main(argv: list[str] | None = None) -> Any:
     except SnapauditError as exc:
         click.echo(f"error: {redact_message(str(exc))}", err=True)
         sys.exit(exc.exit_code)
+    except OSError as exc:
+        if os.environ.get("SNAPAUDIT_TRACEBACK"):
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        click.echo(f"error: {where}{exc.strerror or exc}", err=True)
+        sys.exit(2)
+    except Exception as exc:
+        if os.environ.get("SNAPAUDIT_TRACEBACK"):
+            raise
+        click.echo(f"internal error: {type(exc).__name__}: {redact_message(str(exc))}\n(this is a bug; "
+                   "set SNAPAUDIT_TRACEBACK=1 to see where, and please report it)", err=True)
+        sys.exit(1)
 
 
 def _ignore_sigint() -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from snapaudit.errors import ConfigError
 from snapaudit.progress import Progress, choose_progress
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -37,3 +39,13 @@ def set_option(func: F) -> F:
 
 def make_progress(kind: str) -> Progress:
     return choose_progress(kind)
+
+
+def check_output_path(path: Path, option: str) -> None:
+    """Refuse an output file whose folder does not exist (or is not a folder) before any work
+    is done, naming the option."""
+    parent = path.resolve().parent
+    if not parent.is_dir():
+        raise ConfigError(f"{option} {path}: folder {parent} does not exist")
+    if path.is_dir():
+        raise ConfigError(f"{option} {path}: is a folder, expected a file path")

@@ -9,10 +9,16 @@ import click
 from pydantic import ValidationError
 
 from snapaudit import tables
+from snapaudit._model import describe_errors
+from snapaudit.cli._common import check_output_path
 from snapaudit.errors import ConfigError
 from snapaudit.report.summary import render_text
 from snapaudit.stats.analysis import AnalysisConfig, analyze
 from snapaudit.stats.gate import GateConfig
+
+OPTION_NAMES = {"old": "--old", "new": "--new", "ladder": "--ladder", "draws": "--draws",
+                "seed": "--seed", "benchmark": "--benchmark", "primary_judge": "--judge",
+                "": "--old/--new/--ladder"}
 
 
 @click.command("analyze")
@@ -23,14 +29,16 @@ from snapaudit.stats.gate import GateConfig
 @click.option("--gold", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Gold: snapaudit JSONL, NQ-open JSONL or DPR TriviaQA TSV.")
 @click.option("--gold-format", type=click.Choice(tables.GOLD_FORMATS), default="auto",
-              show_default=True)
+              show_default=True, help="Format of --gold (auto: detected from the file).")
 @click.option("--old", required=True, help="The old state.")
 @click.option("--new", required=True, help="The new state.")
 @click.option("--ladder", help="Ordered states for the ladder analysis, e.g. n0,n1,n3,n7.")
 @click.option("--benchmark", type=click.Choice(["nq", "triviaqa"]), default="nq",
               show_default=True, help="Answer normalization.")
-@click.option("--draws", type=int, default=50_000, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--draws", type=int, default=50_000, show_default=True,
+              help="Whole-question bootstrap draws (at least 100).")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the bootstrap stream.")
 @click.option("--permutations", type=int, default=10_000, show_default=True,
               help="Permutations of the distribution test (0 skips it).")
 @click.option("--judge", "primary_judge", help="Primary judge for the semantic kernel.")
@@ -45,6 +53,8 @@ def command(answers: Path, labels: Path | None, gold: Path | None, gold_format: 
             permutations: int, primary_judge: str | None, gate_profile: str,
             fail_on: str | None, json_out: Path | None) -> None:
     """Excess churn of NEW over OLD beyond repeat noise, the gate, and diagnostics."""
+    if json_out is not None:
+        check_output_path(json_out, "--json")
     try:
         config = AnalysisConfig(
             old=old, new=new, benchmark=benchmark, draws=draws, seed=seed,  # type: ignore[arg-type]
@@ -53,7 +63,7 @@ def command(answers: Path, labels: Path | None, gold: Path | None, gold_format: 
             primary_judge=primary_judge,
             gate=GateConfig(profile=gate_profile))  # type: ignore[arg-type]
     except ValidationError as exc:
-        raise ConfigError("; ".join(e["msg"] for e in exc.errors())) from None
+        raise ConfigError("; ".join(describe_errors(exc, OPTION_NAMES))) from None
     rows = tables.read_answers(answers)
     labs = tables.read_labels(labels, rows) if labels else []
     gold_map = tables.read_gold(gold, gold_format) if gold else None

@@ -36,7 +36,8 @@ def command() -> None:
 @click.option("--id-field", default="id", show_default=True, help="generic: id field.")
 @click.option("--url-field", default="url", show_default=True, help="generic: url field.")
 @click.option("--text-field", default="text", show_default=True, help="generic: text field.")
-@click.option("--shards", default=7, show_default=True, type=click.IntRange(min=1))
+@click.option("--shards", default=7, show_default=True, type=click.IntRange(min=1),
+              help="Number of seeded-hash shards (states see nested prefixes of them).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the shard hash.")
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path),
               help="New or empty output directory.")

@@ -26,8 +26,8 @@ def command(out: Path, questions: int, seed: int, overrides: tuple[str, ...],
     """Generate the demo world, run every stage on the local generator and rule judge, and
     write the report. No network, no GPU, no API key."""
     from snapaudit.demo.run import DemoConfig, run_demo
-    from snapaudit.report.content import verdict
     from snapaudit.report.model import num
+    from snapaudit.report.summary import results_summary
 
     progress = make_progress(progress_kind)
     try:
@@ -36,15 +36,7 @@ def command(out: Path, questions: int, seed: int, overrides: tuple[str, ...],
     finally:
         progress.close()
 
-    kernels = outcome.results.get("kernels") or {}
-    for kernel, stats in sorted(kernels.items()):
-        click.echo(f"{kernel:<9} Within {stats['within']:.2f}  Cross {stats['cross']:.2f}  "
-                   f"D {stats['d_hat']:+.2f} pp  95% CI [{stats['ci95'][0]:.2f}, "
-                   f"{stats['ci95'][1]:.2f}]")
-    click.echo(verdict(outcome.results)[0])
-    em = (outcome.results.get("utility") or {}).get("em_delta")
-    if em is not None:
-        click.echo(f"EM change {em:+.2f} pp")
+    click.echo(results_summary(outcome.results), nl=False)
     score = outcome.plant_score
     if score is not None:
         click.echo(f"planted flips: recall {num(score['recall'])}, precision "

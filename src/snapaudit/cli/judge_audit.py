@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import click
 
-from snapaudit.cli._common import make_progress, progress_option
+from snapaudit.cli._common import make_progress, progress_option, set_option
 
 
 @click.command("judge-audit")
@@ -16,13 +18,18 @@ from snapaudit.cli._common import make_progress, progress_option
                    "anthropic:MODEL@URL | local:MODEL (NAME=SPEC names it).")
 @click.option("--sample", type=click.IntRange(min=1), default=100, show_default=True,
               help="Questions in the outcome-blind hash sample.")
+@set_option
 @progress_option
-def command(run_dir: Path, judge_spec: str, sample: int, progress_kind: str) -> None:
-    """Have a second judge label a blind sample of a run's pairs; report agreement."""
+def command(run_dir: Path, judge_spec: str, sample: int, overrides: tuple[str, ...],
+            progress_kind: str) -> None:
+    """Have a second judge label a blind sample of a run's pairs; report agreement.
+
+    --set judge.KEY=VALUE overrides a key of the audit judge's [judge] table (for example
+    judge.generator.model); the run's own protocol is locked and cannot change."""
     from snapaudit.judge.spec import parse_judge_spec
     from snapaudit.run.judge_audit_run import judge_audit
 
-    config = parse_judge_spec(judge_spec)
+    config = _override(parse_judge_spec(judge_spec), overrides)
     outcome = judge_audit(run_dir, config, sample, make_progress(progress_kind))
     result, path = outcome.agreement, outcome.audit_path
     a, b = result.judges
@@ -36,3 +43,26 @@ def command(run_dir: Path, judge_spec: str, sample: int, progress_kind: str) -> 
     click.echo(f"written {path}")
     if outcome.results_path is not None:
         click.echo(f"updated {outcome.results_path} (judges section)")
+
+
+def _override(config: Any, overrides: tuple[str, ...]) -> Any:
+    """Apply ``judge.*`` overrides to the audit judge's config (revalidated strictly)."""
+    if not overrides:
+        return config
+    from pydantic import ValidationError
+
+    from snapaudit._model import describe_errors
+    from snapaudit.errors import ConfigError
+    from snapaudit.run.protocol import apply_overrides
+
+    bad = [o for o in overrides if not o.strip().startswith("judge.")]
+    if bad:
+        raise ConfigError(f"--set {bad[0]!r}: judge-audit accepts only judge.* keys (the run's "
+                          "protocol is locked)")
+    data = apply_overrides({"judge": config.model_dump(mode="json", exclude_none=True)},
+                           overrides)
+    try:
+        return type(config).model_validate_json(json.dumps(data["judge"]), strict=True)
+    except ValidationError as exc:
+        raise ConfigError("--set: " + "; ".join(
+            f"judge.{x}" for x in describe_errors(exc))) from None

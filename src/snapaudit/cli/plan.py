@@ -7,8 +7,11 @@ from pathlib import Path
 
 import click
 
-from snapaudit.errors import ConfigError
+from snapaudit.cli._common import check_output_path
+from snapaudit.errors import ConfigError, InputError
 from snapaudit.run.pilot import pilot_from_run
+from snapaudit.run.rundir import RunDir
+from snapaudit.stats.gate import GateConfig, default_rules
 from snapaudit.stats.plan import mde, mde_json, plan, render_mde, render_text
 
 
@@ -37,7 +40,8 @@ def _targets(text: str) -> list[float]:
 @click.argument("pilot", type=click.Path(exists=True, path_type=Path))
 @click.option("--target-d", default="3,6,10", show_default=True,
               help="Target true D values in pp, comma separated.")
-@click.option("--power", type=float, default=0.8, show_default=True)
+@click.option("--power", type=float, default=0.8, show_default=True,
+              help="Target power of the gate, between 0.5 and 1.")
 @click.option("--questions", "questions",
               help="Also print the minimum detectable D at these question counts, e.g. "
                    "400,2000.")
@@ -47,20 +51,36 @@ def _targets(text: str) -> list[float]:
 @click.option("--old", help="Old state (default: that of the pilot's results.json).")
 @click.option("--new", help="New state (default: that of the pilot's results.json).")
 @click.option("--judge", help="Judge of the semantic kernel (default: the run's primary).")
+@click.option("--exact-only", is_flag=True,
+              help="Plan only the gate's exact-kernel rules (a pilot run without a judge).")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the plan as JSON here.")
 def command(pilot: Path, target_d: str, power: float, questions: str | None,
             repeats: int | None, old: str | None, new: str | None, judge: str | None,
-            json_out: Path | None) -> None:
+            exact_only: bool, json_out: Path | None) -> None:
     """Questions needed for POWER at each target D, from the per-question D_i of a pilot
     run (PILOT: a run directory or its results.json); with --questions, also the minimum
     detectable D at those sizes. Clustered pilots include the design effect."""
+    if json_out is not None:
+        check_output_path(json_out, "--json")
+    if not 0.5 < power < 1:
+        raise ConfigError(f"--power must be between 0.5 and 1 (exclusive), got {power:g}")
     counts = _counts(questions) if questions is not None else None
+    targets = _targets(target_d)
     measured = pilot_from_run(pilot, old=old, new=new, judge=judge)
     if repeats is not None and repeats != measured.repeats:
         raise ConfigError(f"the pilot has r = {measured.repeats}; sd(D_i) changes with r, so "
                           f"plan r = {repeats} from a pilot run at r = {repeats}")
-    result = plan(measured, _targets(target_d), power)
+    rules = default_rules()
+    if exact_only:
+        rules = tuple(r for r in rules if r.kernel == "exact")
+    elif "semantic" not in measured.sd_pp:
+        labels = RunDir(pilot.parent if pilot.is_file() else pilot).table("labels")
+        raise InputError("the pilot has no semantic pair labels (a run without a judge), so "
+                         "the gate's semantic rule cannot be planned; give --exact-only to "
+                         "plan the exact rules, or label the pilot (snapaudit judge-audit)",
+                         path=str(labels))
+    result = plan(measured, targets, power, GateConfig(rules=rules))
     click.echo(render_text(result), nl=False)
     doc = result.to_json()
     if counts is not None:

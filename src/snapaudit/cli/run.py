@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -13,55 +14,87 @@ EXIT_INCOMPATIBLE = 4
 EXIT_NOT_EVALUABLE = 5
 
 
+def default_run_dir(name: str) -> Path:
+    """``runs/<protocol name>``, the name made safe as one folder name."""
+    return Path("runs") / (re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.") or "run")
+
+
+def smoke_run_dir(run_dir: Path, limit: int) -> Path:
+    """The separate folder of a ``--limit N`` smoke run: ``<run-dir>.smoke-N``."""
+    return run_dir.with_name(f"{run_dir.name}.smoke-{limit}")
+
+
 @click.command("run")
 @click.argument("protocol_path", metavar="PROTOCOL.toml",
                 type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--run-dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="The run directory (created on the first run; resumed afterwards).")
+@click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The run directory (created on the first run; resumed afterwards). "
+                   "Default: runs/<protocol name>.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Smoke run: only the first N questions of the cohort, in the separate "
+                   "folder <run-dir>.smoke-N (never mixed into the full run).")
 @set_option
 @progress_option
 @click.option("--dry-run", is_flag=True,
               help="Print the calls, estimated tokens and cost per stage; call nothing.")
 @click.option("--fail-on", "fail_on", type=click.Choice(["incompatible"]), default=None,
-              help="Exit 4 when the release gate finds excess churn, 5 when the gate "
-                   "could not be evaluated.")
-def command(protocol_path: Path, run_dir: Path, overrides: tuple[str, ...],
-            progress_kind: str, fail_on: str | None, dry_run: bool = False) -> None:
-    """Run (or resume) the audit of PROTOCOL.toml in --run-dir and write results.json."""
+              help="Exit 4 when the verdict is INCOMPATIBLE (the release gate established "
+                   "excess churn), 5 when it is NOT EVALUABLE.")
+def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
+            overrides: tuple[str, ...], progress_kind: str, fail_on: str | None,
+            dry_run: bool = False) -> None:
+    """Run (or resume) the audit of PROTOCOL.toml and write results.json; a finished run
+    only prints its summary."""
+    from snapaudit.errors import ConfigError
+    from snapaudit.report.summary import results_summary
+    from snapaudit.run.engine import run_audit
+    from snapaudit.run.protocol import load_protocol
+    from snapaudit.run.rundir import RunDir
+
     if dry_run:
         from snapaudit.run.dryrun import plan, render
-        from snapaudit.run.protocol import load_protocol
 
-        protocol = load_protocol(protocol_path, list(overrides))
-        click.echo(render(plan(protocol, protocol_path.resolve().parent)), nl=False)
+        click.echo(render(plan(load_protocol(protocol_path, list(overrides)),
+                               protocol_path.resolve().parent)), nl=False)
         return
-    from snapaudit.run.engine import run_protocol_file
 
+    sets = list(overrides)
+    protocol = load_protocol(protocol_path, sets)
+    target = run_dir if run_dir is not None else default_run_dir(protocol.name)
+    if limit is not None:
+        if limit > protocol.cohort.size:
+            raise ConfigError(f"--limit {limit} is larger than cohort.size = "
+                              f"{protocol.cohort.size}")
+        target = smoke_run_dir(target, limit)
+        sets += [f"cohort.size={limit}",
+                 f"name={_toml_str(f'{protocol.name} (smoke run: first {limit} questions)')}"]
+        protocol = load_protocol(protocol_path, sets)
+    complete = RunDir(target).results_path.exists()
     progress = make_progress(progress_kind)
     try:
-        outcome = run_protocol_file(protocol_path, run_dir, list(overrides), progress)
+        outcome = run_audit(protocol, target, base_dir=protocol_path.resolve().parent,
+                            progress=progress)
     finally:
         progress.close()
-    gate = outcome.results.get("gate", {})
-    passed = bool(gate.get("passed"))
+    if limit is not None:
+        click.echo(f"SMOKE RUN: first {limit} questions only, in {target}; not a release "
+                   "verdict")
+    if complete:
+        click.echo(f"run already complete: every stage of {target} is locked; results "
+                   "re-checked")
     click.echo(f"wrote {outcome.results_path}")
-    for kernel, stats in sorted(outcome.results.get("kernels", {}).items()):
-        click.echo(f"{kernel:<9} D = {stats['d_hat']:+.2f} pp  (lcb95 {stats['lcb95']:+.2f} pp)")
-    not_evaluable = gate.get("verdict") == "not_evaluable"
-    click.echo("gate: " + ("NOT EVALUABLE: " + str(gate.get("reason")) if not_evaluable
-                           else "excess churn found (incompatible)" if passed
-                           else "no excess churn shown"))
-    for rule in gate.get("rules", []):
-        mark = "pass" if rule.get("passed") else "fail"
-        note = f" ({rule['note']})" if rule.get("note") else ""
-        click.echo(f"  [{mark}] {rule.get('rule')}{note}")
+    click.echo(results_summary(outcome.results), nl=False)
     if fail_on == "incompatible":
-        exit_for_gate(gate)
+        exit_for_gate(outcome.results.get("gate", {}))
 
 
 def exit_for_gate(gate: dict[str, object]) -> None:
-    """``--fail-on incompatible``: exit 4 on excess churn, 5 on a gate not evaluable."""
+    """``--fail-on incompatible``: exit 4 on INCOMPATIBLE, 5 on NOT EVALUABLE."""
     if gate.get("verdict") == "not_evaluable":
         sys.exit(EXIT_NOT_EVALUABLE)
     if gate.get("passed"):
         sys.exit(EXIT_INCOMPATIBLE)
+
+
+def _toml_str(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

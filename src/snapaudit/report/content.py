@@ -13,6 +13,7 @@ from snapaudit.report.drilldown import drilldown_rows, trajectory_table
 from snapaudit.report.load import RunView
 from snapaudit.report.model import Figure, Report, Section, Table, interval, num
 from snapaudit.report.secondary import overlap_docs, secondary_section
+from snapaudit.stats.verdict import verdict_of
 
 KERNELS = ("exact", "semantic")
 TRANSITIONS = (("match_to_match", "match → match"), ("match_to_nonmatch", "match → nonmatch"),
@@ -38,17 +39,10 @@ def _pair(r: dict[str, Any]) -> tuple[str, str]:
 
 
 def verdict(r: dict[str, Any]) -> tuple[str, bool | None]:
-    """The gate's decision in words; ``passed`` means the gate found excess churn."""
-    passed = _get(r, "gate", "passed")
-    if passed is None:
-        return "Gate not evaluated", None
-    if _get(r, "gate", "verdict") == "not_evaluable":
-        return ("GATE NOT EVALUABLE: " + str(_get(r, "gate", "reason") or "a rule's kernel was "
-                "not computed") + " (nothing was established either way)"), None
-    if passed:
-        return "INCOMPATIBLE: the release gate established excess answer churn", False
-    return ("EXCESS CHURN NOT SHOWN: the release gate did not establish excess answer churn "
-            "(this is not proof of compatibility)", True)
+    """The verdict line (the one vocabulary of :mod:`snapaudit.stats.verdict`) and whether it
+    is INCOMPATIBLE (``False``), or ``None`` for every other verdict."""
+    v = verdict_of(r)
+    return v.line(), (False if v.key == "incompatible" else None)
 
 
 def headline(r: dict[str, Any]) -> Section:

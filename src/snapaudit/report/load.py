@@ -53,10 +53,11 @@ def read_results(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise InputError("results.json not found; run `snapaudit run` first",
+        raise InputError("results.json not found: the run is not finished; run `snapaudit "
+                         "run` to complete it",
                          path=str(path)) from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", path=str(path), line=exc.lineno) from None
+        raise InputError(f"not valid JSON: {exc}", path=str(path), line=exc.lineno) from None
     if not isinstance(data, dict):
         raise InputError("expected a JSON object", path=str(path))
     return data
@@ -99,13 +100,17 @@ def load_run(run_dir: str | Path) -> RunView:
     """Read a finished run directory (results.json and tables/)."""
     rd = RunDir(run_dir)
     root = rd.path
+    results = read_results(rd.results_path)  # first: an unfinished run has none
     if rd.has_ledger():
         with rd:
             rd.ledger()  # every accepted cell checked against its hash and attempt
+    if not rd.table("answers").exists():
+        raise InputError("answer table not found: the run is not finished; run `snapaudit "
+                         "run` to complete it", path=str(rd.table("answers")))
     answers = read_answers(rd.table("answers"))
     labels = list(read_labels(rd.table("labels"))) if rd.table("labels").exists() else []
     gold_path = rd.table("gold")
     gold = read_gold(gold_path, "jsonl") if gold_path.exists() else None
-    return RunView(run_dir=root, results=read_results(rd.results_path), answers=answers,
+    return RunView(run_dir=root, results=results, answers=answers,
                    labels=labels, gold=gold, plants=_plants(root),
                    locks=read_locks(rd.ledger_path), judge=_judge_table(root))

@@ -6,10 +6,12 @@ per-step decomposition over a ladder (its Table 4), then the gate, utility and d
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from snapaudit.stats.analysis import AnalysisResult
 from snapaudit.stats.transitions import CATEGORIES
+from snapaudit.stats.verdict import verdict_of
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -40,13 +42,11 @@ def churn_table(result: AnalysisResult) -> list[str]:
 
 
 def gate_lines(result: AnalysisResult) -> list[str]:
-    if result.gate.passed:
-        head = ("Excess-churn gate: PASSED -> INCOMPATIBLE: the new snapshot moves answers "
-                "beyond repeat noise")
-    else:
-        head = ("Excess-churn gate: not passed -> excess churn not shown "
-                "(this is not proof of compatibility)")
-    lines = [f"{head}; all rules must hold:"]
+    v = verdict_of(result.to_json())
+    lines = [f"Verdict: {v.label}: {v.meaning}"]
+    if v.small_sample:
+        lines.append(f"  {v.small_sample}; treat this verdict as provisional")
+    lines.append("Release gate rules (all must hold for INCOMPATIBLE):")
     for r in result.gate.rules:
         value = _pp(r.value)
         note = f"  ({r.note})" if r.note else ""
@@ -85,8 +85,8 @@ def utility_lines(result: AnalysisResult) -> list[str]:
 
 def diagnostics_lines(result: AnalysisResult) -> list[str]:
     f = result.flips
-    lines = [f"Strict flips ({f.kernel}): {f.count}; contribution {f.contribution_pp:.2f} pp, "
-             f"rest {f.rest_pp:.2f} pp"]
+    lines = [f"Strict flips ({f.kernel} kernel): {f.count}; contribution "
+             f"{f.contribution_pp:.2f} pp, rest {f.rest_pp:.2f} pp"]
     if result.transitions:
         rows = [[k.replace("_", " "), *(_pp(t.percent()[k]) for t in result.transitions.values())]
                 for k in CATEGORIES]
@@ -139,3 +139,30 @@ def secondary_lines(result: AnalysisResult) -> list[str]:
                      + ", ".join(f"{t.old}->{t.new} {t.p_holm:.4f}"
                                  for t in sec.multiplicity.tests))
     return lines
+
+
+def results_summary(results: Mapping[str, Any]) -> str:
+    """The short summary ``run``, ``demo`` and ``report`` print from a results document:
+    D per kernel, the verdict (with its small-sample qualifier) and the gate's rules."""
+    lines = []
+    for kernel, k in sorted((results.get("kernels") or {}).items()):
+        ci = k.get("ci95") or [None, None]
+        lines.append(f"{kernel:<9} Within {_pp(k.get('within'))}  Cross {_pp(k.get('cross'))}  "
+                     f"D {_signed(k.get('d_hat'))} pp  lcb95 {_signed(k.get('lcb95'))} pp  "
+                     f"95% CI [{_pp(ci[0])}, {_pp(ci[1])}]")
+    v = verdict_of(results)
+    lines.append(f"Verdict: {v.label}: {v.meaning}")
+    if v.small_sample:
+        lines.append(f"  {v.small_sample}; treat this verdict as provisional")
+    for rule in (results.get("gate") or {}).get("rules") or []:
+        note = f" ({rule['note']})" if rule.get("note") else ""
+        lines.append(f"  [{'x' if rule.get('passed') else ' '}] {rule.get('rule')}: "
+                     f"{_pp(rule.get('value'))}{note}")
+    em = (results.get("utility") or {}).get("em_delta")
+    if em is not None:
+        lines.append(f"EM change {em:+.2f} pp")
+    return "\n".join(lines) + "\n"
+
+
+def _signed(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:+.2f}"

@@ -38,11 +38,18 @@ def cohort_key(seed: int, question_id: str) -> str:
 
 
 def _read_lines(path: Path) -> Iterator[tuple[int, str]]:
-    try:
-        with open(path, encoding="utf-8") as f:
-            yield from enumerate(f, start=1)
-    except FileNotFoundError:
-        raise InputError("cohort source not found", path=str(path)) from None
+    """(1-based line number, text) of a UTF-8 file; a leading BOM is dropped and a byte
+    that is not UTF-8 is an error naming the file and line."""
+    if not path.is_file():
+        raise InputError("cohort source not found", path=str(path))
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start} of the "
+                                 "line)", path=str(path), line=number) from None
+            yield number, text.removeprefix("\ufeff") if number == 1 else text
 
 
 def _jsonl(path: Path, cfg: CohortConfig, nq: bool) -> Iterator[Question]:
@@ -53,7 +60,7 @@ def _jsonl(path: Path, cfg: CohortConfig, nq: bool) -> Iterator[Question]:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(f"not JSON: {exc.msg}", path=str(path), line=number) from None
+            raise InputError(f"not valid JSON: {exc}", path=str(path), line=number) from None
         qfield = "question" if nq else cfg.question_field
         if not isinstance(obj, dict) or not isinstance(obj.get(qfield), str):
             raise InputError(f"missing string field {qfield!r}", path=str(path), line=number)
@@ -66,7 +73,7 @@ def _jsonl(path: Path, cfg: CohortConfig, nq: bool) -> Iterator[Question]:
 
 def _tsv_triviaqa(path: Path) -> Iterator[Question]:
     for row_no, (number, line) in enumerate(_read_lines(path)):
-        cells = next(csv.reader([line.rstrip("\n")], delimiter="\t"), [])
+        cells = next(csv.reader([line.rstrip("\r\n")], delimiter="\t"), [])
         if len(cells) < 1 or not cells[0]:
             raise InputError("empty question", path=str(path), line=number)
         yield Question(str(row_no), cells[0])
@@ -75,14 +82,14 @@ def _tsv_triviaqa(path: Path) -> Iterator[Question]:
 def _csv(path: Path, cfg: CohortConfig) -> Iterator[Question]:
     if not path.is_file():
         raise InputError("cohort source not found", path=str(path))
-    with open(path, encoding="utf-8", newline="") as f:
-        reader = csv.DictReader(f)
-        for field in (cfg.id_field, cfg.question_field, *_optional(cfg.cluster_field)):
-            if reader.fieldnames is None or field not in reader.fieldnames:
-                raise InputError(f"CSV header lacks column {field!r}", path=str(path), line=1)
-        for row in reader:
-            yield Question(str(row[cfg.id_field]), str(row[cfg.question_field]),
-                           str(row[cfg.cluster_field]) if cfg.cluster_field else None)
+    lines = [text for _, text in _read_lines(path)]  # UTF-8 checked line by line, BOM dropped
+    reader = csv.DictReader(lines)
+    for field in (cfg.id_field, cfg.question_field, *_optional(cfg.cluster_field)):
+        if reader.fieldnames is None or field not in reader.fieldnames:
+            raise InputError(f"CSV header lacks column {field!r}", path=str(path), line=1)
+    for row in reader:
+        yield Question(str(row[cfg.id_field]), str(row[cfg.question_field]),
+                       str(row[cfg.cluster_field]) if cfg.cluster_field else None)
 
 
 def _optional(name: str | None) -> tuple[str, ...]:

@@ -38,9 +38,12 @@ def pilot_from_run(path: Path, *, old: str | None = None, new: str | None = None
     kernels: dict[str, Kernel] = {
         "exact": ExactKernel(grid, normalizer(str(comparison.get("benchmark", "nq"))))}
     labels_path = rd.table("labels")
-    if labels_path.exists():
-        labels = tables.read_labels(labels_path, rows)
+    labels = tables.read_labels(labels_path, rows) if labels_path.exists() else []
+    if labels:  # an exact-only run writes an empty labels table
         names = sorted({lab.judge for lab in labels})
+        if judge is not None and judge not in names:
+            raise ConfigError(f"--judge {judge!r} has no labels in {labels_path}; the labels "
+                              f"name {', '.join(names)}")
         chosen = judge or judge_of_run or ("default" if "default" in names else names[0])
         kernels["semantic"] = SemanticKernel(labels, chosen)
     values = {k: per_question(grid, kern, old, new).d for k, kern in kernels.items()}

@@ -7,6 +7,7 @@ level) that may change when a run is resumed. Every key is documented in docs/pr
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -15,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, ValidationError, model_validator
 
-from snapaudit._model import Frozen
+from snapaudit._model import Frozen, describe_error
 from snapaudit.errors import ProtocolError
 from snapaudit.hashing import sha256_json
 from snapaudit.judge.config import JudgeConfig
@@ -208,13 +209,16 @@ def _format_errors(exc: ValidationError, source: str) -> str:
             lines.append(f"missing required key '{loc}'")
         else:
             where = f"'{loc}': " if loc else ""
-            lines.append(f"{where}{err['msg']}")
+            lines.append(f"{where}{describe_error(err)}")
     return f"{source}: invalid protocol:\n  " + "\n  ".join(lines)
 
 
 def parse_protocol(data: Mapping[str, Any], source: str = "protocol") -> Protocol:
+    """Validate strictly: a string where a number belongs (``repeats = "2"``) is an error,
+    never converted. Validation goes through JSON so TOML arrays still fill tuple fields."""
     try:
-        return Protocol.model_validate(dict(data))
+        text = json.dumps(dict(data), default=str)
+        return Protocol.model_validate_json(text, strict=True)
     except ValidationError as exc:
         raise ProtocolError(_format_errors(exc, source)) from None
 

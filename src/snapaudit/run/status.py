@@ -15,6 +15,7 @@ from snapaudit.run.failures import describe, endpoint_of
 from snapaudit.run.ledger import Ledger
 from snapaudit.run.locks import content_now, verify_chain, verify_run_files
 from snapaudit.run.rundir import LEDGER_NAME, RunDir
+from snapaudit.stats.verdict import verdict_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +45,7 @@ class RunStatus:
     results: bool
     gate_passed: bool | None = None
     gate_verdict: str | None = None
+    verdict: str | None = None
     notes: list[str] = field(default_factory=list)
     # what the integrity check covered: locked stages (content bound by the lock chain) and
     # ledger stages without a lock (each accepted cell checked against its own hash/attempt)
@@ -54,6 +56,7 @@ class RunStatus:
         return {
             "run_dir": str(self.run_dir), "name": self.name, "results": self.results,
             "gate_passed": self.gate_passed, "gate_verdict": self.gate_verdict,
+            "verdict": self.verdict,
             "stages": [vars_of(s) for s in self.stages],
             "locks": [vars_of(lk) for lk in self.locks],
             "integrity": {"files": ["protocol.resolved.toml", "cohort.json", "ledger meta"],
@@ -98,17 +101,20 @@ def _status(rd: RunDir) -> RunStatus:
     locks = [LockInfo(r.seq, r.stage, h, r.content) for r, h in zip(records, hashes, strict=True)]
     results_path = rd.results_path
     gate: bool | None = None
+    label: str | None = None
     verdict: str | None = None
     if results_path.exists():
-        gate_json = json.loads(results_path.read_text("utf-8"))["gate"]
-        gate, verdict = bool(gate_json["passed"]), gate_json.get("verdict")
+        doc = json.loads(results_path.read_text("utf-8"))
+        gate, label = bool(doc["gate"]["passed"]), verdict_of(doc).line()
+        verdict = doc["gate"].get("verdict")
     judge_stage = f"judge:{protocol.judge.name}"
     ledger_stage = {"semantic": judge_stage}
     locked: list[str] = [r.stage for r in records]
     bound = {ledger_stage.get(s, s) for s in locked}
     open_checked = {s: n for s, n in rd.cells_verified.items() if s not in bound}
     return RunStatus(rd.path, protocol.name, stages, locks, results_path.exists(), gate,
-                     locked_verified=locked, open_verified=open_checked, gate_verdict=verdict)
+                     verdict=label, locked_verified=locked, open_verified=open_checked,
+                     gate_verdict=verdict)
 
 
 def _failures(ledger: Ledger, stage: str) -> dict[str, dict[str, Any]]:
@@ -142,9 +148,7 @@ def format_status(status: RunStatus) -> str:
         lines.append(f"  {lk.seq}. {lk.stage:<10} {lk.record_hash[:16]}")
     lines.append("")
     if status.results:
-        verdict = ("not evaluable" if status.gate_verdict == "not_evaluable"
-                   else "excess churn found" if status.gate_passed else "no excess churn shown")
-        lines.append(f"results.json written; gate: {verdict}")
+        lines.append(f"results.json written; verdict: {status.verdict or '-'}")
     else:
         lines.append("results.json not written yet")
     lines += integrity_lines(status)

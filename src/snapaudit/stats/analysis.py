@@ -36,6 +36,7 @@ from snapaudit.stats.normalize import normalizer
 from snapaudit.stats.overlap import Overlap, has_doc_ids, overlap
 from snapaudit.stats.secondary import Secondary, secondary
 from snapaudit.stats.transitions import Transitions, transitions
+from snapaudit.stats.verdict import SampleCheck, sample_check, verdict_of
 from snapaudit.tables import AnswerRow, LabelTable, PairLabel, validate_labels
 
 SCHEMA_VERSION = "2"
@@ -135,9 +136,10 @@ class AnalysisResult:
     judges: JudgeAgreement | None = None
     per_question: Mapping[str, PerQuestion] = field(default_factory=dict, repr=False)
     secondary: Secondary = field(default_factory=lambda: Secondary(Resampling()))
+    sample: SampleCheck | None = None
 
     def to_json(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "schema_version": SCHEMA_VERSION,
             "comparison": self.comparison.to_json(),
             "kernels": {k: v.to_json() for k, v in self.kernels.items()},
@@ -154,7 +156,12 @@ class AnalysisResult:
                                   if self.secondary.distribution else None),
             "multiplicity": (self.secondary.multiplicity.to_json()
                              if self.secondary.multiplicity else None),
+            "sample": self.sample.to_json() if self.sample else None,
         }
+        v = verdict_of(out)
+        out["verdict"] = {"key": v.key, "label": v.label, "meaning": v.meaning,
+                          "small_sample": v.small_sample, "text": v.line()}
+        return out
 
 
 def _utility_json(u: Utility | None, sec: Secondary) -> dict[str, object] | None:
@@ -221,7 +228,8 @@ def analyze(answers: Sequence[AnswerRow], *, config: AnalysisConfig,
                             new=config.new, draws=config.draws, seed=config.seed,
                             permutations=config.permutations, gold=gold, normalize=norm,
                             deltas=(util.em_delta, util.f1_delta) if util else None,
-                            ladder=config.ladder))
+                            ladder=config.ladder),
+        sample=sample_check({k: v.d for k, v in pq.items()}, gate.rules))
 
 
 def _state_order(config: AnalysisConfig, present: Sequence[str]) -> tuple[str, ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,14 @@ from snapaudit.tables.labeltable import LabelTable
 from snapaudit.tables.records import AnswerRef, AnswerRow, PairLabel
 
 GOLD_FORMATS = ("auto", "jsonl", "nq-open", "triviaqa-dpr")
+STATE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")  # as in the protocol's states.order
+
+
+def _state(value: str, key: str, where: dict[str, Any]) -> str:
+    if not STATE_NAME.match(value):
+        raise InputError(f"{key} {value!r} is not a valid state name (letters, digits, '_', "
+                         "'.', '-' only)", **where)
+    return value
 
 
 def _lines(path: str | Path) -> Iterator[tuple[int, str]]:
@@ -24,6 +33,7 @@ def _lines(path: str | Path) -> Iterator[tuple[int, str]]:
         line = data.count(b"\n", 0, exc.start) + 1
         raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start})",
                          path=str(path), line=line) from None
+    text = text.removeprefix("\ufeff")  # a UTF-8 byte-order mark is accepted and dropped
     for number, line_text in enumerate(text.split("\n"), start=1):
         if line_text.strip():
             yield number, line_text.removesuffix("\r")
@@ -34,7 +44,7 @@ def _json_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON: {exc.msg}", path=str(path), line=number) from None
+            raise InputError(f"not valid JSON: {exc}", path=str(path), line=number) from None
         if not isinstance(obj, dict):
             raise InputError("expected a JSON object", path=str(path), line=number)
         yield number, obj
@@ -75,7 +85,7 @@ def _ref(value: Any, key: str, where: dict[str, Any]) -> AnswerRef:
     if not isinstance(value, dict):
         raise InputError(f"field {key!r} must be an object {{state, repeat}}", **where)
     _unknown_keys(value, {"state", "repeat"}, where)
-    state = _field(value, "state", str, where)
+    state = _state(_field(value, "state", str, where), f"{key}.state", where)
     repeat = _field(value, "repeat", int, where)
     if repeat < 1:
         raise InputError(f"{key}.repeat must be >= 1 (repeats are 1-based), got {repeat}",
@@ -98,13 +108,17 @@ def read_answers(path: str | Path) -> list[AnswerRow]:
         _unknown_keys(obj, allowed, where)
         row = AnswerRow(
             question_id=_field(obj, "question_id", str, where),
-            state=_field(obj, "state", str, where),
+            state=_state(_field(obj, "state", str, where), "state", where),
             repeat=_field(obj, "repeat", int, where),
             answer=_field(obj, "answer", str, where),
             doc_ids=_str_list(obj, "doc_ids", where, optional=True),
             question=_field(obj, "question", str, where, optional=True),
             cluster=_field(obj, "cluster", str, where, optional=True),
         )
+        if not row.answer.strip():
+            raise InputError("empty answer: an answer must have at least one non-space "
+                             "character (a system that gave no answer is a failed call, "
+                             "not an answer)", **where)
         if row.repeat < 1:
             raise InputError(f"repeat must be >= 1 (repeats are 1-based), got {row.repeat}",
                              **where)

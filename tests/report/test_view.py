@@ -1,0 +1,43 @@
+"""``snapaudit view``: the report on localhost, URL printed, Ctrl-C stops it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_view_serves_only_the_report_and_stops_on_ctrl_c(run_dir: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.Popen([sys.executable, "-c", "from snapaudit.cli import main; main()",
+                             "view", str(run_dir)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline(), proc.stdout.readline()]
+        assert lines[0].startswith("INCOMPATIBLE: ")
+        assert "(Ctrl-C to stop)" in lines[1]
+        url = lines[1].split(" at ", 1)[1].split()[0]
+        assert url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(url, timeout=10) as reply:
+            page = reply.read().decode("utf-8")
+            assert reply.headers["Content-Type"].startswith("text/html")
+        assert page == (run_dir / "report.html").read_text(encoding="utf-8")
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(url + "results.json", timeout=10)
+        assert err.value.code == 404
+        err.value.close()
+        proc.send_signal(signal.SIGINT)
+        out, errors = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0 and "stopped" in out and "Traceback" not in errors
