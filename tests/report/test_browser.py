@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
+import re
 import struct
 import subprocess
 import zlib
@@ -31,7 +35,7 @@ def test_hostile_page_runs_no_injected_script(hostile_run: Path, chromium: str,
     assert "<title>pwned" not in dom and "<title>Snapshot Compatibility Audit" in dom
     assert "<img" not in dom
     assert dom.count("<script") == 2
-    assert 'id="drill" data-ready="1"' in dom  # the page's own script ran (CSP hash ok)
+    assert 'id="cmp" data-ready="1"' in dom  # the page's own script ran (CSP hash ok)
 
 
 def _png_pixels(path: Path) -> tuple[int, int, bytes]:
@@ -61,3 +65,62 @@ def test_screenshot_shows_the_figures(run_dir: Path, chromium: str, tmp_path: Pa
     # Not blank: many distinct byte values and a large share of non-white bytes.
     assert len(set(raw)) > 100
     assert sum(1 for b in raw[::97] if b < 200) > len(raw[::97]) // 50
+
+
+# Measures the page as laid out and writes the numbers into the DOM for --dump-dom.
+MEASURE = """
+(function(){
+  var out={viewport:window.innerWidth,page:document.documentElement.scrollWidth,cells:0,
+           minCell:1e9,clipped:[],axes:0,unlabelled:0,figures:0};
+  document.querySelectorAll('#cmp th, #cmp td').forEach(function(c){
+    var w=c.getBoundingClientRect().width; out.cells++;
+    if(w<out.minCell){out.minCell=w;}
+    if(c.scrollWidth>c.clientWidth+1){out.clipped.push(c.textContent.slice(0,40));}
+  });
+  document.querySelectorAll('figure svg').forEach(function(svg){
+    out.figures++;
+    svg.querySelectorAll('g.axis').forEach(function(g){
+      out.axes++;
+      var t=g.querySelector('text.axis-label');
+      if(!t||!t.textContent.trim()||t.getBBox().width<=0){out.unlabelled++;}
+    });
+  });
+  var pre=document.createElement('pre'); pre.id='geom';
+  pre.textContent=JSON.stringify(out); document.body.appendChild(pre);
+})();
+"""
+
+
+def _measuring_copy(html: Path, out: Path) -> Path:
+    """The report plus the measuring script, its hash added to the page's CSP."""
+    digest = base64.b64encode(hashlib.sha256(MEASURE.encode()).digest()).decode()
+    page = html.read_text(encoding="utf-8")
+    page = page.replace("script-src '", f"script-src 'sha256-{digest}' '", 1)
+    page = page.replace("</body>", f"<script>{MEASURE}</script></body>")
+    out.write_text(page, encoding="utf-8")
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_comparison_view_geometry(run_dir: Path, chromium: str, tmp_path: Path,
+                                  width: int) -> None:
+    html = write_report(run_dir).html
+    probe = _measuring_copy(html, tmp_path / "probe.html")
+    dom = _chromium(chromium, tmp_path / "profile", f"--window-size={width},1400",
+                    "--virtual-time-budget=3000", "--dump-dom", probe.as_uri())
+    found = re.search(r'<pre id="geom">(.*?)</pre>', dom)
+    assert found is not None, dom[-2000:]
+    geom = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    print(f"width {width}: {geom}")  # the measured numbers, shown with -s
+    assert geom["viewport"] == width
+    assert geom["cells"] >= 6 * 2  # a header and at least one question row
+    assert geom["minCell"] >= 120, geom
+    assert geom["clipped"] == [], geom
+    assert geom["page"] <= geom["viewport"], geom  # no horizontal overflow
+    assert geom["figures"] >= 4 and geom["axes"] >= 2 * geom["figures"]
+    assert geom["unlabelled"] == 0, geom
+    shot = tmp_path / f"report-{width}.png"
+    _chromium(chromium, tmp_path / "profile", f"--screenshot={shot}",
+              f"--window-size={width},5000", html.as_uri())
+    assert _png_pixels(shot)[:2] == (width, 5000)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from markdown_it import MarkdownIt
 
 from snapaudit.report import figures
 from snapaudit.report.build import write_report
-from snapaudit.report.drilldown import drilldown_rows, path_letters
+from snapaudit.report.comparison import FILTERS, AnswerGroup, RowFilter, comparison
+from snapaudit.report.drilldown import path_letters
 from snapaudit.report.html import script_json
 from snapaudit.report.load import RunView
 from snapaudit.stats.plants import score_plants
@@ -68,7 +70,7 @@ def test_hostile_strings_are_escaped_in_both_files(hostile_run: Path) -> None:
 
 
 def test_svg_labels_are_escaped() -> None:
-    svg = figures.bars(["<b>x</b>"], [("a&b", [1.0])], "y", "<t>")
+    svg = figures.bars(["<b>x</b>"], [("a&b", [1.0]), ("c", [2.0])], "x", "y", "<t>")
     assert "<b>" not in svg and "&lt;b&gt;x&lt;/b&gt;" in svg and "a&amp;b" in svg
 
 
@@ -76,24 +78,50 @@ def _row(q: str, s: str, r: int, a: str, docs: tuple[str, ...]) -> AnswerRow:
     return AnswerRow(q, s, r, a, docs, f"question {q}")
 
 
-def test_drilldown_by_hand() -> None:
+def test_comparison_rows_by_hand() -> None:
     answers = [_row("q1", "n1", 1, "Paris", ("d1", "d2")),
                _row("q1", "n1", 2, "Paris", ("d1", "d2")),
                _row("q1", "n7", 1, "Lyon", ("d2", "d3")),
                _row("q1", "n7", 2, "Lyon", ("d2", "d3")),
                _row("q2", "n1", 1, "Rome", ("d5",)), _row("q2", "n1", 2, "rome", ("d5",)),
                _row("q2", "n7", 1, "Rome", ("d5",)), _row("q2", "n7", 2, "Rome", ("d5",))]
-    labels = [PairLabel("q1", AnswerRef("n1", 1), AnswerRef("n7", 1), False, "rule")]
-    view = RunView(Path("."), {"flips": {"question_ids": ["q1"]}}, answers, labels,
-                   gold={"q1": ("Paris",), "q2": ("Rome",)})
-    rows = drilldown_rows(view)
-    assert [r["id"] for r in rows] == ["q1"]  # q2 differs only by case
-    row = rows[0]
-    assert row["flip"] and row["path"] == "X→Y"
-    assert row["answers"]["n7"] == [["Lyon", "N"], ["Lyon", "N"]]
-    assert row["answers"]["n1"][0] == ["Paris", "M"]
-    assert row["evidence"] == [{"from": "n1", "to": "n7", "entered": ["d3"], "left": ["d1"]}]
-    assert row["different"] == ["n1/1 ≠ n7/1 (rule)"]
+    results = {"comparison": {"old": "n1", "new": "n7", "benchmark": "nq"},
+               "flips": {"kernel": "exact", "question_ids": ["q1"]}}
+    view = RunView(Path("."), results, answers, [], gold={"q1": ("Paris",), "q2": ("Rome",)})
+    cmp = comparison(view)
+    assert [r.id for r in cmp.rows] == ["q1"] and cmp.unchanged == 1  # q2 differs by case
+    assert cmp.kernel == "exact kernel (no judge)" and cmp.gold
+    row = cmp.rows[0]
+    # exact kernel: within 1, cross 0 -> D_1 = 1; contribution = 100 * 1 / 2 questions = 50 pp
+    assert row.d_i == 1.0 and row.contribution_pp == 50.0
+    assert row.old == (AnswerGroup("Paris", 2, "M"),)  # identical repeats collapsed, counted
+    assert row.new == (AnswerGroup("Lyon", 2, "N"),)
+    assert set(row.tags) == {"flip", "em", "changed"}
+    assert row.verdicts == "old × new: 0/4 same; within old 1/1, within new 1/1 same"
+    assert row.evidence == ({"from": "n1", "to": "n7", "entered": ["d3"], "left": ["d1"],
+                             "kept": 1},)
+    assert row.path == "X→Y"
+
+
+def test_filters_are_a_list_a_new_one_extends() -> None:
+    answers = [_row("q1", s, r, a, ()) for s, a in (("n1", "A"), ("n7", "B")) for r in (1, 2)]
+    view = RunView(Path("."), {"comparison": {"old": "n1", "new": "n7"}}, answers, [])
+    extra = RowFilter("mine", "my filter", lambda ctx: ctx.qid == "q1")
+    cmp = comparison(view, [*FILTERS, extra])
+    assert cmp.filters[-1] == ("mine", "my filter") and "mine" in cmp.rows[0].tags
+
+
+def test_semantic_kernel_is_named_and_used() -> None:
+    answers = [_row("q1", s, r, a, ()) for s, a in (("n1", "Paris"), ("n7", "paris city"))
+               for r in (1, 2)]
+    refs = [AnswerRef(s, r) for s in ("n1", "n7") for r in (1, 2)]
+    labels = [PairLabel("q1", a, b, True, "rule") for i, a in enumerate(refs)
+              for b in refs[i + 1:]]
+    results = {"comparison": {"old": "n1", "new": "n7"},
+               "kernels": {"semantic": {"judge": "rule"}}}
+    cmp = comparison(RunView(Path("."), results, answers, labels))
+    assert cmp.kernel == "semantic kernel (judge rule)"
+    assert cmp.rows[0].d_i == 0.0 and "changed" not in cmp.rows[0].tags
 
 
 def test_path_letters_return_to_an_earlier_answer() -> None:
@@ -137,3 +165,41 @@ def test_overlap_in_documents_and_beyond_d_section(run_dir: Path) -> None:
     for text in ("1.19 of 8 documents", "Beyond D", "negative flip rate NFR", "[4.00, 12.50]",
                  "q003, q007", "P(change ≤ 0)", "0.3412", "0.0021"):
         assert text in html and text in md, text
+
+
+def test_count_axes_start_at_zero_and_values_are_rounded() -> None:
+    svg = figures.bars(["a", "b"], [("questions", [0.0, 45.3125])], "x title", "questions",
+                       "t", counts=True)
+    ticks = re.findall(r'text-anchor="end">([^<]+)</text>', svg)
+    assert ticks[0] == "0" and all(float(t) >= 0 and float(t).is_integer() for t in ticks)
+    assert ">45.31<" in svg and "45.3125" not in svg
+    assert svg.count('class="axis-label"') == 2 and ">x title<" in svg
+
+
+def test_coinciding_points_stay_apart_with_distinct_markers() -> None:
+    pts = [figures.Point("exact", 1.0, 5.0, 2.0, 8.0), figures.Point("semantic", 1.0, 5.0)]
+    svg = figures.scatter(pts, "EM change (pp)", "D (pp)", "t")
+    circle = re.search(r'<circle cx="([\d.]+)"', svg)
+    square = re.search(r'<rect x="([\d.]+)" y="[\d.]+" width="10" height="10" fill="none"', svg)
+    assert circle and square
+    assert abs((float(square.group(1)) + 5) - float(circle.group(1))) >= 10  # dodged
+    assert svg.count('class="legend"') == 1 and ">exact<" in svg and ">semantic<" in svg
+
+
+def test_report_figures_label_every_axis_and_split_units(run_dir: Path) -> None:
+    paths = write_report(run_dir)
+    html, md = paths.html.read_text(), paths.markdown.read_text()
+    svgs = re.findall(r"<svg.*?</svg>", html)
+    assert len(svgs) == 5  # scatter, transitions, overlap, ladder D, ladder flips
+    for svg in svgs:
+        assert svg.count('class="axis"') == 2 == svg.count('class="axis-label"'), svg[:200]
+    assert "pp / questions" not in html
+    assert "Strict flips (exact kernel)" not in md  # RESULTS has no flips.kernel: semantic
+    assert "[M] the answer matches a gold answer" in md and "[M] the answer matches" in html
+
+
+def test_small_sample_warning_in_both_files(run_dir: Path) -> None:
+    paths = write_report(run_dir)  # RESULTS: 12 questions, no sample section -> 50 bar
+    for text in (paths.html.read_text(), paths.markdown.read_text()):
+        assert "SMALL SAMPLE: 12 questions" in text and "provisional" in text
+        assert "INCOMPATIBLE: every gate rule holds" in text

@@ -77,14 +77,14 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--allow-file-access-from-files"]
 
-# Loads the report in a frame and measures, for every EM mark of the drill-down, whether the
+# Loads the report in a frame and measures, for every EM mark of the comparison view, whether the
 # last line of the text before it ends left of the mark on the same line (as left-to-right
 # text does), and counts U+202E in the rendered text. Written to the title.
 HARNESS = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>pending</title></head>
 <body><iframe id="f" src="REPORT" style="width:1400px;height:3000px"></iframe><script>
 document.getElementById('f').addEventListener('load', function () {
   var d = this.contentDocument, out = {marks: 0, spilled: 0, rlo: 0, bdi: 0};
-  d.querySelectorAll('#drill span.M, #drill span.N').forEach(function (mark) {
+  d.querySelectorAll('#cmp span.M, #cmp span.N').forEach(function (mark) {
     var before = mark.previousSibling;
     if (before && before.nodeType === 3 && !before.textContent.trim()) {
       before = before.previousSibling;
@@ -97,7 +97,7 @@ document.getElementById('f').addEventListener('load', function () {
     if (Math.abs(last.top - m.top) < 4 && last.right > m.left + 1) { out.spilled += 1; }
   });
   out.rlo = d.body.innerText.split('\\u202e').length - 1;
-  out.bdi = d.querySelectorAll('#drill bdi').length;
+  out.bdi = d.querySelectorAll('#cmp bdi').length;
   document.title = 'RESULT' + JSON.stringify(out);
 });
 </script></body></html>"""

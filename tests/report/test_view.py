@@ -22,10 +22,11 @@ def test_view_serves_only_the_report_and_stops_on_ctrl_c(run_dir: Path) -> None:
                             stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout is not None
-        lines = [proc.stdout.readline(), proc.stdout.readline()]
+        lines = [proc.stdout.readline() for _ in range(3)]
         assert lines[0].startswith("INCOMPATIBLE: ")
-        assert "(Ctrl-C to stop)" in lines[1]
-        url = lines[1].split(" at ", 1)[1].split()[0]
+        assert lines[1].startswith("SMALL SAMPLE: 12 questions")
+        assert "(Ctrl-C to stop)" in lines[2]
+        url = lines[2].split(" at ", 1)[1].split()[0]
         assert url.startswith("http://127.0.0.1:")
         with urllib.request.urlopen(url, timeout=10) as reply:
             page = reply.read().decode("utf-8")

@@ -94,7 +94,8 @@ def main(argv: list[str] | None = None) -> Any:
     except Exception as exc:
         if os.environ.get("SNAPAUDIT_TRACEBACK"):
             raise
-        click.echo(f"internal error: {type(exc).__name__}: {redact_message(str(exc))}\n(this is a bug; "
+        message = redact_message(str(exc))
+        click.echo(f"internal error: {type(exc).__name__}: {message}\n(this is a bug; "
                    "set SNAPAUDIT_TRACEBACK=1 to see where, and please report it)", err=True)
         sys.exit(1)
 

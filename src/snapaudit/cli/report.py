@@ -18,5 +18,7 @@ def command(run_dir: Path, out_dir: Path | None) -> None:
 
     paths = write_report(run_dir, out_dir)
     click.echo(paths.report.verdict)
+    if paths.report.small_sample:
+        click.echo(f"{paths.report.small_sample}; treat this verdict as provisional")
     click.echo(f"wrote {paths.html}")
     click.echo(f"wrote {paths.markdown}")

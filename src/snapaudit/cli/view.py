@@ -22,6 +22,8 @@ def command(run_dir: Path, port: int, open_browser: bool) -> None:
     paths = write_report(run_dir)
     server = make_server(paths.html, paths.markdown, port)
     click.echo(paths.report.verdict)
+    if paths.report.small_sample:
+        click.echo(f"{paths.report.small_sample}; treat this verdict as provisional")
     click.echo(f"serving {paths.html} at {server.url}  (Ctrl-C to stop)")
     if open_browser:
         import webbrowser

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from snapaudit.report import figures
-from snapaudit.report.drilldown import drilldown_rows, trajectory_table
+from snapaudit.report.comparison import EM_LEGEND, comparison
+from snapaudit.report.drilldown import trajectory_table
 from snapaudit.report.load import RunView
 from snapaudit.report.model import Figure, Report, Section, Table, interval, num
 from snapaudit.report.secondary import overlap_docs, secondary_section
@@ -94,7 +95,8 @@ def _transitions(r: dict[str, Any]) -> Figure | None:
     names = [name for _, name in TRANSITIONS]
     old, new = _pair(r)
     svg = figures.stacked([f"{old} → {new}"], names, [shares],
-                          "Matched-repeat EM transition composition")
+                          "Matched-repeat EM transition composition",
+                          "percent of matched-repeat comparisons", "state pair")
     rows = tuple((name, num(v)) for name, v in zip(names, shares, strict=True))
     return Figure("Matched-repeat EM transition composition (percent of comparisons)", svg,
                   Table("", ("transition", "percent"), rows))
@@ -113,8 +115,9 @@ def _histogram(r: dict[str, Any]) -> Figure | None:
         have = dict(items)
         items = [(i, have.get(i, 0.0)) for i in range(k + 1)]
     labels = [str(k) for k, _ in items]
-    svg = figures.bars(labels, [("questions", [v for _, v in items])], "questions",
-                       "Top-k document overlap")
+    svg = figures.bars(labels, [("questions", [v for _, v in items])],
+                       "documents shared by the old and new top-k lists", "questions",
+                       "Top-k document overlap", counts=True)
     rows = tuple((str(k), num(v, 0)) for k, v in items)
     docs = overlap_docs(r)
     caption = (f"Documents shared by the two top-k lists (mean {num(_get(r, 'overlap', 'mean'))}"
@@ -144,22 +147,31 @@ def ladder_steps(r: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _ladder(r: dict[str, Any]) -> tuple[Figure | None, Table | None]:
+def _ladder(r: dict[str, Any]) -> tuple[list[Figure], Table | None]:
+    """Two figures (D in pp, flips in questions: never one axis for both) and Table 4."""
     steps = ladder_steps(r)
     if not steps:
-        return None, None
+        return [], None
+    kernel = str(_get(r, "ladder", "kernel") or "semantic")
     rows = []
     for s in steps:
         n, f = s["questions"], s["flips"]
         share = f" ({100 * f / n:.2f}%)" if isinstance(f, int) and isinstance(n, int) and n else ""
         rows.append((s["step"], num(s["d_hat"]), f"{num(f)}/{num(n)}{share}"))
-    table = Table("Table 4. Per-step decomposition: semantic D (pp) and strict flips",
+    table = Table(f"Table 4. Per-step decomposition: {kernel} D (pp) and strict flips",
                   ("transition", "D", "stable flips"), tuple(rows))
-    svg = figures.bars([s["step"] for s in steps],
-                       [("semantic D (pp)", [s["d_hat"] or 0.0 for s in steps]),
-                        ("strict flips", [float(s["flips"] or 0) for s in steps])],
-                       "pp / questions", "D and strict flips per ladder step")
-    return Figure("Semantic D and strict flips per step of the ladder", svg, table), table
+    names = [s["step"] for s in steps]
+    d_svg = figures.bars(names, [(f"{kernel} D (pp)", [s["d_hat"] or 0.0 for s in steps])],
+                         "ladder step", f"{kernel} D (pp)", f"{kernel} D per ladder step")
+    f_svg = figures.bars(names, [("strict flips", [float(s["flips"] or 0) for s in steps])],
+                         "ladder step", "strict flips (questions)",
+                         "Strict flips per ladder step", counts=True)
+    d_rows = tuple((s["step"], num(s["d_hat"])) for s in steps)
+    f_rows = tuple((s["step"], num(s["flips"])) for s in steps)
+    return [Figure(f"{kernel.capitalize()} D per step of the ladder (pp)", d_svg,
+                   Table("", ("step", "D (pp)"), d_rows)),
+            Figure("Strict flips per step of the ladder (questions)", f_svg,
+                   Table("", ("step", "strict flips"), f_rows))], table
 
 
 def design_table(view: RunView) -> Table:
@@ -220,14 +232,15 @@ def judges_table(r: dict[str, Any]) -> Table | None:
 def build_report(view: RunView, plant_score: dict[str, Any] | None = None) -> Report:
     r = view.results
     old, new = _pair(r)
-    text, ok = verdict(r)
+    v = verdict_of(r)
     head = headline(r)
     figs = [f for f in (_scatter(r), _transitions(r), _histogram(r)) if f is not None]
-    ladder_fig, ladder_table = _ladder(r)
-    if ladder_fig is not None:
-        figs.append(ladder_fig)
+    ladder_figs, ladder_table = _ladder(r)
+    figs += ladder_figs
     flips = _get(r, "flips") or {}
-    flip_par = (f"Strict semantic flips {old} → {new}: {num(flips.get('count'))} questions; "
+    kernel = str(flips.get("kernel") or "semantic")
+    flip_par = (f"Strict flips ({kernel} kernel) {old} → {new}: {num(flips.get('count'))} "
+                "questions; "
                 f"they account for {num(flips.get('contribution_pp'))} pp of D, the rest "
                 f"{num(flips.get('rest_pp'))} pp.")
     tables = [design_table(view), Table("Table 2. Excess answer churn", head.tables[0].header,
@@ -238,16 +251,19 @@ def build_report(view: RunView, plant_score: dict[str, Any] | None = None) -> Re
     judges = judges_table(r)
     if judges is not None:
         tables.append(judges)
+    legend = ((EM_LEGEND,) if view.gold is not None else ())
     sections = [head, Section("Figures", (flip_par,), (), tuple(figs)),
-                Section("Tables", (), tuple(tables))]
+                Section("Tables", legend, tuple(tables))]
     beyond = secondary_section(r)
     if beyond is not None:
         sections.append(beyond)
     if plant_score is not None:
         sections.append(_plants_section(plant_score))
-    return Report(title="Snapshot Compatibility Audit", subtitle=f"{old} → {new}", verdict=text,
-                  verdict_ok=ok, sections=tuple(sections),
-                  drilldown=tuple(drilldown_rows(view)), states=tuple(view.states))
+    return Report(title="Snapshot Compatibility Audit", subtitle=f"{old} → {new}",
+                  verdict=f"{v.label}: {v.meaning}",
+                  verdict_ok=False if v.key == "incompatible" else None,
+                  sections=tuple(sections), states=tuple(view.states),
+                  comparison=comparison(view), small_sample=v.small_sample)
 
 
 def _plants_section(score: dict[str, Any]) -> Section:

@@ -1,15 +1,11 @@
-"""The drill-down of changed questions and the trajectory table (Table 3).
+"""Answer trajectories: the path letters (X→Y→X) and Table 3 of the strict flips.
 
-A question is *changed* when its normalized answers differ between any two states or the
-audit flagged it as a strict flip. For each: every answer by state and repeat, EM marks when
-gold is open, the judge's "different" pairs, and the evidence diff between adjacent states.
+The per-question comparison view is :mod:`snapaudit.report.comparison`.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections import defaultdict
-from typing import Any
 
 from snapaudit.report.load import RunView
 from snapaudit.report.model import Table
@@ -65,53 +61,6 @@ def path_letters(per_state: dict[str, list[AnswerRow]], states: list[str],
         else:
             letters[s] = "XYZWVUTS"[len(set(letters.values())) % 8]
     return "→".join(letters[s] for s in states if s in letters)
-
-
-def _evidence_diff(per_state: dict[str, list[AnswerRow]],
-                   states: list[str]) -> list[dict[str, Any]]:
-    diffs = []
-    present = [s for s in states if s in per_state]
-    for s1, s2 in itertools.pairwise(present):
-        d1, d2 = per_state[s1][0].doc_ids, per_state[s2][0].doc_ids
-        if d1 is None or d2 is None:
-            continue
-        diffs.append({"from": s1, "to": s2, "entered": [d for d in d2 if d not in d1],
-                      "left": [d for d in d1 if d not in d2]})
-    return diffs
-
-
-def _shown(items: list[str], limit: int = 6) -> list[str]:
-    """At most ``limit`` items, then a count of the rest."""
-    if len(items) <= limit:
-        return items
-    return [*items[:limit], f"+{len(items) - limit} more"]
-
-
-def drilldown_rows(view: RunView) -> list[dict[str, Any]]:
-    """One dict per changed question, in question id order (plain data; renderers escape)."""
-    flips = set((view.results.get("flips") or {}).get("question_ids") or [])
-    labels = _labels(view)
-    states = view.states
-    rows = []
-    for qid, per_state in sorted(_by_question(view).items()):
-        normalized = {normalize_nq(a.answer) for rs in per_state.values() for a in rs}
-        if len(normalized) <= 1 and qid not in flips:
-            continue
-        gold = view.gold.get(qid) if view.gold is not None else None
-        first = next(iter(per_state.values()))[0]
-        different = _shown(sorted(
-            f"{lab.a.state}/{lab.a.repeat} ≠ {lab.b.state}/{lab.b.repeat}"
-            + ("" if lab.judge == "default" else f" ({lab.judge})")
-            for lab in labels[qid] if not lab.same and lab.a.state != lab.b.state))
-        rows.append({
-            "id": qid, "question": first.question or "", "flip": qid in flips,
-            "plant": str((view.plants or {}).get(qid, {}).get("kind", "")),
-            "path": path_letters(per_state, states, labels[qid]),
-            "answers": {s: [[a.answer, _em(a.answer, gold)] for a in per_state[s]]
-                        for s in states if s in per_state},
-            "different": different, "evidence": _evidence_diff(per_state, states),
-        })
-    return rows
 
 
 def trajectory_table(view: RunView, qids: list[str], limit: int = 12) -> Table:

@@ -15,11 +15,12 @@ import json
 from html import escape
 from typing import Any
 
+from snapaudit.report.comparison_html import VIEW_CSS, VIEW_JS, comparison_html
 from snapaudit.report.model import Figure, Report, Section, Table
 from snapaudit.report.untrusted import html as _u
 
 _CSS = """
-body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1180px;padding:16px 24px;
+body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1640px;padding:16px 24px;
 color:#1a202c}
 h1{margin:.2em 0}h2{border-bottom:2px solid #e2e8f0;padding-bottom:4px;margin-top:1.6em}
 .verdict{padding:10px 14px;border-radius:6px;font-weight:600;font-size:16px}
@@ -31,41 +32,14 @@ th{background:#edf2f7}caption{text-align:left;font-weight:600;padding:4px 0}
 figure{display:inline-block;margin:8px 16px 16px 0;vertical-align:top}
 figcaption{font-size:12px;color:#4a5568;max-width:560px}
 details.data{font-size:12px}
-#drill th{cursor:pointer;user-select:none}
 .M{color:#276749;font-weight:600}.N{color:#9b2c2c}
 .flip{background:#fffaf0}.tag{font-size:11px;background:#e2e8f0;border-radius:3px;padding:0 4px}
-.ev{font-size:12px;color:#4a5568}
-"""
+.ev{font-size:12px;color:#4a5568}.warn{background:#fefcbf;color:#744210;padding:6px 14px;
+border-radius:6px;margin-top:6px}
+td,th,figcaption,p{overflow-wrap:anywhere}
+""" + VIEW_CSS
 
-_JS = """
-(function(){
-  var table=document.getElementById('drill'); if(!table){return;}
-  table.setAttribute('data-ready','1');
-  var body=table.tBodies[0]; var filter=document.getElementById('drill-filter');
-  var only=document.getElementById('drill-flips');
-  function apply(){
-    var q=(filter.value||'').toLowerCase();
-    Array.prototype.forEach.call(body.rows,function(r){
-      var ok=r.textContent.toLowerCase().indexOf(q)>=0;
-      if(only.checked&&r.getAttribute('data-flip')!=='1'){ok=false;}
-      r.style.display=ok?'':'none';
-    });
-  }
-  filter.addEventListener('input',apply); only.addEventListener('change',apply);
-  Array.prototype.forEach.call(table.tHead.rows[0].cells,function(th,i){
-    th.addEventListener('click',function(){
-      var rows=Array.prototype.slice.call(body.rows);
-      var dir=th.getAttribute('data-dir')==='asc'?-1:1;
-      th.setAttribute('data-dir',dir>0?'asc':'desc');
-      rows.sort(function(a,b){
-        var x=a.cells[i].textContent, y=b.cells[i].textContent;
-        return x<y?-dir:(x>y?dir:0);
-      });
-      rows.forEach(function(r){body.appendChild(r);});
-    });
-  });
-})();
-"""
+_JS = VIEW_JS
 
 
 _JS_HASH = "sha256-" + base64.b64encode(hashlib.sha256(_JS.encode()).digest()).decode()
@@ -107,54 +81,22 @@ def section_html(section: Section) -> str:
     return "<section>" + "".join(parts) + "</section>"
 
 
-def _answers_cell(answers: list[list[str]]) -> str:
-    out = []
-    for text, mark in answers:
-        badge = f' <span class="{_e(mark)}">[{_u(mark)}]</span>' if mark else ""
-        out.append(f"{_u(text)}{badge}")
-    return "<br>".join(out)
-
-
-def _evidence(diffs: list[dict[str, Any]]) -> str:
-    lines = [f"{_u(d['from'])}→{_u(d['to'])}: +{_u(', '.join(d['entered']) or '-')} "
-             f"−{_u(', '.join(d['left']) or '-')}" for d in diffs]
-    return '<div class="ev">' + "<br>".join(lines) + "</div>"
-
-
-def drilldown_html(report: Report) -> str:
-    states = report.states
-    head = "".join(f"<th>{_u(h)}</th>" for h in
-                   ("id", "question", "flip", "plant", "path", *states, "judged different",
-                    "evidence diff (+entered −left)"))
-    rows = []
-    for row in report.drilldown:
-        cells = [_u(row["id"]), _u(row["question"]), "yes" if row["flip"] else "",
-                 _u(row["plant"]), _u(row["path"])]
-        cells += [_answers_cell(row["answers"].get(s, [])) for s in states]
-        cells += ["<br>".join(_u(x) for x in row["different"]), _evidence(row["evidence"])]
-        cls = ' class="flip"' if row["flip"] else ""
-        rows.append(f'<tr data-flip="{1 if row["flip"] else 0}"{cls}>'
-                    + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    controls = ('<p><input id="drill-filter" type="search" placeholder="filter questions">'
-                ' <label><input id="drill-flips" type="checkbox"> strict flips only</label>'
-                f" — {len(report.drilldown)} changed questions; click a header to sort.</p>")
-    return (f"<section><h2>Changed questions</h2>{controls}<table id=\"drill\"><thead><tr>"
-            f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></section>")
-
-
 def render_html(report: Report) -> str:
     """The whole page as one string."""
     cls = {True: "good", False: "bad", None: "none"}[report.verdict_ok]
-    data = script_json({"drilldown": list(report.drilldown)})
+    rows = [r.to_json() for r in report.comparison.rows] if report.comparison else []
+    data = script_json({"comparison": rows})
+    warn = (f'<div class="warn">{_u(report.small_sample)}; treat this verdict as '
+            "provisional</div>" if report.small_sample else "")
     return (
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
         f"style-src 'unsafe-inline'; script-src '{_JS_HASH}'; img-src data:\">"
         f"<title>{_e(report.title)} {_e(report.subtitle)}</title><style>{_CSS}</style></head>"
         f"<body><h1>{_u(report.title)}</h1><p>{_u(report.subtitle)}</p>"
-        f"<div class=\"verdict {cls}\">{_u(report.verdict)}</div>"
+        f"<div class=\"verdict {cls}\">{_u(report.verdict)}</div>{warn}"
         + "".join(section_html(s) for s in report.sections)
-        + drilldown_html(report)
+        + comparison_html(report.comparison)
         + f"<script type=\"application/json\" id=\"report-data\">{data}</script>"
         + f"<script>{_JS}</script></body></html>\n"
     )

@@ -7,7 +7,10 @@ question or document id becomes a link, an image or HTML, and control characters
 
 from __future__ import annotations
 
-from snapaudit.report.model import Report, Section, Table
+from collections.abc import Sequence
+
+from snapaudit.report.comparison import EM_LEGEND
+from snapaudit.report.model import AnswerGroup, Comparison, Report, Section, Table
 from snapaudit.report.untrusted import md as _md
 
 
@@ -33,21 +36,36 @@ def section_md(section: Section) -> str:
     return "\n".join(parts)
 
 
-def _drilldown_md(report: Report) -> str:
-    lines = ["## Changed questions", "", f"{len(report.drilldown)} changed questions.", ""]
-    for row in report.drilldown:
-        flip = " — strict flip" if row["flip"] else ""
-        plant = f" — plant: {_md(row['plant'])}" if row["plant"] else ""
-        lines.append(f"### {_md(row['id'])}: {_md(row['question'])}{flip}{plant}")
+def _groups_md(groups: Sequence[AnswerGroup]) -> str:
+    return " / ".join(_md(g.text) + (f" [{g.em}]" if g.em else "")
+                      + (f" ×{g.count}" if g.count > 1 else "") for g in groups)
+
+
+def _comparison_md(view: Comparison | None) -> str:
+    if view is None:
+        return ""
+    lines = [f"## Comparison: {_md(view.old)} → {_md(view.new)}", "",
+             f"{len(view.rows)} questions listed, largest contribution to D first; "
+             f"{view.unchanged} with the same normalized answer everywhere are not listed"
+             + (f"; {view.truncated} more left out" if view.truncated else "") + ". "
+             f"Verdicts and contributions use the {_md(view.kernel)}.", ""]
+    if view.gold:
+        lines += [_md(EM_LEGEND), ""]
+    labels = dict(view.filters)
+    for row in view.rows:
+        tags = ", ".join(labels.get(t, t) for t in row.tags)
+        lines.append(f"### {_md(row.id)}: {_md(row.question)}")
         lines.append("")
-        lines.append(f"Path {_md(row['path'])}.")
-        lines.append("")
-        for state, answers in row["answers"].items():
-            shown = " / ".join(_md(a) + (f" [{m}]" if m else "") for a, m in answers)
-            lines.append(f"- {_md(state)}: {shown}")
-        if row["different"]:
-            lines.append(f"- judged different: {_md(', '.join(row['different']))}")
-        for d in row["evidence"]:
+        lines.append(f"- contribution to D: {row.contribution_pp:+.2f} pp"
+                     + (f"; {_md(tags)}" if tags else "")
+                     + (f"; plant: {_md(row.plant)}" if row.plant else "")
+                     + (f"; path {_md(row.path)}" if row.path else ""))
+        lines.append(f"- old {_md(view.old)}: {_groups_md(row.old)}")
+        lines.append(f"- new {_md(view.new)}: {_groups_md(row.new)}")
+        for state, groups in row.others.items():
+            lines.append(f"- {_md(state)}: {_groups_md(groups)}")
+        lines.append(f"- verdicts: {_md(row.verdicts)}")
+        for d in row.evidence:
             lines.append(f"- evidence {_md(d['from'])}→{_md(d['to'])}: entered "
                          f"{_md(', '.join(d['entered']) or '-')}; left "
                          f"{_md(', '.join(d['left']) or '-')}")
@@ -57,4 +75,7 @@ def _drilldown_md(report: Report) -> str:
 
 def render_markdown(report: Report) -> str:
     head = f"# {_md(report.title)}\n\n{_md(report.subtitle)}\n\n**{_md(report.verdict)}**\n\n"
-    return head + "\n".join(section_md(s) for s in report.sections) + "\n" + _drilldown_md(report)
+    if report.small_sample:
+        head += f"**{_md(report.small_sample)}; treat this verdict as provisional.**\n\n"
+    return (head + "\n".join(section_md(s) for s in report.sections) + "\n"
+            + _comparison_md(report.comparison))

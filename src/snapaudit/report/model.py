@@ -8,6 +8,7 @@ the renderers escape it.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,14 +38,60 @@ class Section:
 
 
 @dataclass(frozen=True)
+class AnswerGroup:
+    text: str
+    count: int
+    em: str  # "M", "N" or "" without gold
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    id: str
+    question: str
+    old: tuple[AnswerGroup, ...]
+    new: tuple[AnswerGroup, ...]
+    verdicts: str
+    d_i: float
+    contribution_pp: float
+    tags: tuple[str, ...]
+    path: str = ""
+    plant: str = ""
+    evidence: tuple[dict[str, Any], ...] = ()
+    others: dict[str, tuple[AnswerGroup, ...]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        def groups(gs: Sequence[AnswerGroup]) -> list[list[Any]]:
+            return [[g.text, g.count, g.em] for g in gs]
+
+        return {"id": self.id, "question": self.question, "old": groups(self.old),
+                "new": groups(self.new), "verdicts": self.verdicts, "d_i": self.d_i,
+                "contribution_pp": self.contribution_pp, "tags": list(self.tags),
+                "path": self.path, "plant": self.plant, "evidence": list(self.evidence),
+                "others": {s: groups(g) for s, g in self.others.items()}}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    old: str
+    new: str
+    kernel: str  # the kernel whose verdicts and D_i are shown: "semantic (judge X)" / "exact"
+    rows: tuple[ComparisonRow, ...]
+    unchanged: int  # questions not listed
+    truncated: int  # changed questions left out beyond MAX_ROWS
+    filters: tuple[tuple[str, str], ...]
+    gold: bool
+
+
+@dataclass(frozen=True)
 class Report:
     title: str
     subtitle: str
     verdict: str
     verdict_ok: bool | None
     sections: tuple[Section, ...]
-    drilldown: tuple[dict[str, Any], ...] = field(default_factory=tuple)
     states: tuple[str, ...] = ()
+    comparison: Comparison | None = None
+    small_sample: str | None = None  # the verdict's small-sample warning, when there is one
 
 
 def num(value: Any, digits: int = 2) -> str:
