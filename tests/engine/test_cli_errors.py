@@ -82,7 +82,6 @@ def _cases(tmp: Path, run: Path) -> list[tuple[str, list[str], list[str]]]:
         text.replace('order = ["old", "new"]', 'order = ["n 0", "new"]'), encoding="utf-8")
     analyze = ["analyze", "--answers", str(good), "--old", "n0", "--new", "n1"]
     return [
-        ("plan on an exact-only run", ["plan", str(run)], ["labels.jsonl", "--exact-only"]),
         ("report on an unfinished run", ["report", str(unfinished)],
          [str(unfinished / "results.json"), "not finished"]),
         ("analyze --json into a missing folder",
@@ -128,6 +127,15 @@ def test_every_bad_input_is_exit_2_with_a_named_message(finished_run: Path,
                          "--new", "n1", "--json", str(tmp_path / "nope" / "r.json"),
                          cwd=tmp_path)
     assert bad_json.stdout == ""
+
+
+def test_plan_on_an_exact_only_run(finished_run: Path, tmp_path: Path) -> None:
+    done = snapaudit("plan", str(finished_run), cwd=tmp_path)
+    assert "Traceback" not in done.stderr + done.stdout
+    assert done.returncode == 0, done.stderr
+    assert "the pilot has no semantic values" in done.stdout
+    exact = snapaudit("plan", str(finished_run), "--exact-only", cwd=tmp_path)
+    assert exact.returncode == 0 and "semantic" not in exact.stdout.split("needed", 1)[1]
 
 
 def test_a_bom_is_accepted(tmp_path: Path) -> None:

@@ -122,14 +122,15 @@ def _prefix(value: str) -> int:
 @click.option("--query", "queries", multiple=True, help="A query. Repeatable.")
 @click.option("--queries", "queries_file", type=click.Path(exists=True, dir_okay=False,
               path_type=Path), help="A file of queries, one a line.")
-@click.option("--k", default=8, show_default=True, type=click.IntRange(min=1))
+@click.option("--k", default=8, show_default=True, type=click.IntRange(min=1),
+              help="Documents returned per query.")
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local",
               show_default=True, help="Where the shard servers run.")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
               help="Shard servers (1: in this process).")
 @click.option("--address", default=None, help="Ray: join this cluster (ray://HOST:PORT).")
-@click.option("--k1", default=0.9, show_default=True, type=float)
-@click.option("--b", default=0.4, show_default=True, type=float)
+@click.option("--k1", default=0.9, show_default=True, type=float, help="BM25 k1.")
+@click.option("--b", default=0.4, show_default=True, type=float, help="BM25 b.")
 @click.option("--json", "as_json", is_flag=True,
               help='One JSON object per query: {"query", "prefix", "hits": [{"id", "score"}]}.')
 def search(corpus_dir: Path, prefix_text: str, queries: tuple[str, ...],

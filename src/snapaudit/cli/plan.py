@@ -8,9 +8,8 @@ from pathlib import Path
 import click
 
 from snapaudit.cli._common import check_output_path
-from snapaudit.errors import ConfigError, InputError
+from snapaudit.errors import ConfigError
 from snapaudit.run.pilot import pilot_from_run
-from snapaudit.run.rundir import RunDir
 from snapaudit.stats.gate import GateConfig, default_rules
 from snapaudit.stats.plan import mde, mde_json, plan, render_mde, render_text
 
@@ -71,16 +70,10 @@ def command(pilot: Path, target_d: str, power: float, questions: str | None,
     if repeats is not None and repeats != measured.repeats:
         raise ConfigError(f"the pilot has r = {measured.repeats}; sd(D_i) changes with r, so "
                           f"plan r = {repeats} from a pilot run at r = {repeats}")
-    rules = default_rules()
+    gate = None  # the pilot's own gate profile (stats.plan)
     if exact_only:
-        rules = tuple(r for r in rules if r.kernel == "exact")
-    elif "semantic" not in measured.sd_pp:
-        labels = RunDir(pilot.parent if pilot.is_file() else pilot).table("labels")
-        raise InputError("the pilot has no semantic pair labels (a run without a judge), so "
-                         "the gate's semantic rule cannot be planned; give --exact-only to "
-                         "plan the exact rules, or label the pilot (snapaudit judge-audit)",
-                         path=str(labels))
-    result = plan(measured, targets, power, GateConfig(rules=rules))
+        gate = GateConfig(rules=tuple(r for r in default_rules() if r.kernel == "exact"))
+    result = plan(measured, targets, power, gate)
     click.echo(render_text(result), nl=False)
     doc = result.to_json()
     if counts is not None:

@@ -98,8 +98,9 @@ def _ref(value: Any, key: str, where: dict[str, Any]) -> AnswerRef:
 def read_answers(path: str | Path) -> list[AnswerRow]:
     """Read and validate an answers JSONL file (see docs/analysis.md)."""
     fast = fast_answers(path)
-    if fast is not None:
-        return fast
+    if fast is not None and all(STATE_NAME.match(s) for s in {r.state for r in fast}) \
+            and all(r.answer.strip() for r in fast):
+        return fast  # else the line-by-line reader below names the bad line
     rows: list[AnswerRow] = []
     lines: dict[tuple[str, str, int], int] = {}
     allowed = {"question_id", "state", "repeat", "answer", "doc_ids", "question", "cluster"}
