@@ -37,7 +37,7 @@ def test_view_serves_only_the_report_and_stops_on_ctrl_c(run_dir: Path) -> None:
         assert err.value.code == 404
         err.value.close()
         proc.send_signal(signal.SIGINT)
-        out, errors = proc.communicate(timeout=20)
+        out, errors = proc.communicate(timeout=90)
     finally:
         if proc.poll() is None:
             proc.kill()
