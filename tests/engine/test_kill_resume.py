@@ -3,53 +3,22 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
-import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from tests.engine.helpers import write_protocol, write_world
 from tests.engine.ledger_view import accepted, query
+from tests.fakes.cli_process import run_cli, wait_for_new_attempt
 from tests.fakes.rag_service import FakeRagService
 
 from snapaudit.progress import SilentProgress
 from snapaudit.run.engine import run_protocol_file
 
-REPO = Path(__file__).resolve().parents[2]
 KILLS = 20
 QUESTIONS = 50
-
-
-def _cli(proto: Path, run_dir: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    return subprocess.Popen(
-        [sys.executable, "-c", "from snapaudit.cli import main; main()", "run", str(proto),
-         "--run-dir", str(run_dir), "--progress", "silent"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-
-
-def _attempts(run_dir: Path) -> int:
-    db = run_dir / "ledger.sqlite"
-    if not db.exists():
-        return 0
-    try:
-        return int(query(db, "SELECT COUNT(*) FROM attempts")[0][0])
-    except sqlite3.OperationalError:  # schema not created yet
-        return 0
-
-
-def _wait_for_new_attempt(run_dir: Path, proc: subprocess.Popen[bytes]) -> None:
-    before = _attempts(run_dir)
-    deadline = time.monotonic() + 30
-    while proc.poll() is None and time.monotonic() < deadline:
-        if _attempts(run_dir) > before:
-            return
-        time.sleep(0.02)
 
 
 @pytest.mark.slow
@@ -64,11 +33,11 @@ def test_sigkill_twenty_times_then_resume_equals_uninterrupted(tmp_path: Path) -
         proto = write_protocol(tmp_path, svc, size=QUESTIONS, run={"concurrency": 1})
         kills = 0
         while kills < KILLS:
-            proc = _cli(proto, run_dir)
+            proc = run_cli(proto, run_dir)
             if kills % 2:  # anywhere, startup included
                 time.sleep(rng.uniform(0.05, 1.5))
             else:  # mid-stage: once this process has made an attempt, whatever the machine
-                _wait_for_new_attempt(run_dir, proc)
+                wait_for_new_attempt(run_dir, proc)
                 time.sleep(rng.uniform(0.0, 0.4))
             finished = proc.poll() is not None
             if not finished:
@@ -85,7 +54,7 @@ def test_sigkill_twenty_times_then_resume_equals_uninterrupted(tmp_path: Path) -
                     assert now[key] == cell, f"accepted cell {key} was overwritten"
                 seen = now
                 progress_at_kill.append(len(now))
-        final = _cli(proto, run_dir)
+        final = run_cli(proto, run_dir)
         _, err = final.communicate(timeout=120)
         assert final.returncode == 0, err.decode()
     assert kills == KILLS

@@ -8,51 +8,22 @@ lost or changed; the final resume equals an uninterrupted run.
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from tests.engine.helpers import write_protocol, write_world
 from tests.engine.ledger_view import accepted, query
+from tests.fakes.cli_process import run_cli, wait_for_new_attempt
 from tests.fakes.rag_service import FakeRagService
 
 from snapaudit.progress import SilentProgress
 from snapaudit.run.engine import run_protocol_file
 
-REPO = Path(__file__).resolve().parents[2]
 SIGNALS = 50
 QUESTIONS = 60
-
-
-def _cli(proto: Path, run_dir: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    return subprocess.Popen(
-        [sys.executable, "-c", "from snapaudit.cli import main; main()", "run", str(proto),
-         "--run-dir", str(run_dir), "--progress", "silent"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-
-
-def _attempts(run_dir: Path) -> int:
-    try:
-        return int(query(run_dir / "ledger.sqlite", "SELECT COUNT(*) FROM attempts")[0][0])
-    except Exception:  # no ledger or schema yet
-        return 0
-
-
-def _started(run_dir: Path, proc: subprocess.Popen[bytes]) -> None:
-    """Wait until this process is inside the command: it has begun an attempt (a SIGINT
-    during Python's own start-up, before any snapaudit code runs, is not what is tested)."""
-    before = _attempts(run_dir)
-    deadline = time.monotonic() + 20
-    while proc.poll() is None and time.monotonic() < deadline:
-        if _attempts(run_dir) > before:
-            return
-        time.sleep(0.01)
 
 
 @pytest.mark.slow
@@ -67,8 +38,8 @@ def test_sigint_storm_exits_130_or_0_and_loses_nothing(tmp_path: Path) -> None:
     with FakeRagService(latency_s=0.06) as svc:
         proto = write_protocol(tmp_path, svc, size=QUESTIONS, run={"concurrency": 2})
         while sent < SIGNALS:
-            proc = _cli(proto, run_dir)
-            _started(run_dir, proc)
+            proc = run_cli(proto, run_dir)
+            wait_for_new_attempt(run_dir, proc, timeout_s=20)
             time.sleep(rng.uniform(0.0, 0.3))
             for _ in range(rng.randint(1, 4)):  # a burst: later ones land in the cleanup
                 if proc.poll() is not None:
@@ -88,7 +59,7 @@ def test_sigint_storm_exits_130_or_0_and_loses_nothing(tmp_path: Path) -> None:
             seen = now
             if proc.returncode == 0:
                 break
-        final = _cli(proto, run_dir)
+        final = run_cli(proto, run_dir)
         _, err = final.communicate(timeout=60)
         assert final.returncode == 0, err.decode()
     assert sent >= SIGNALS, codes  # the run was still going when the storm ended

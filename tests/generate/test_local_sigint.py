@@ -4,15 +4,13 @@ The time to exit is measured in bench/bench_sigint_local.py, not asserted here."
 
 from __future__ import annotations
 
-import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from tests.fakes.cli_process import run_cli
 from tests.generate.helpers import write_protocol, write_world
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,11 +35,7 @@ def test_sigint_during_a_local_call_exits_130(tmp_path: Path, smollm2_path: Path
                  "temperature = 0.8")
     proto = write_protocol(tmp_path, corpus, generator, top_k=1, size=6, run_timeout_s=600.0)
     db = tmp_path / "run" / "ledger.sqlite"
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from snapaudit.cli import main; main()", "run", str(proto),
-         "--run-dir", str(tmp_path / "run"), "--progress", "silent"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    proc = run_cli(proto, tmp_path / "run")
     deadline = time.monotonic() + 300
     while proc.poll() is None and _cells(db) == 0 and time.monotonic() < deadline:
         time.sleep(0.05)

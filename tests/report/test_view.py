@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
+from tests.fakes.cli_process import cli_popen
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_view_serves_only_the_report_and_stops_on_ctrl_c(run_dir: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    proc = subprocess.Popen([sys.executable, "-c", "from snapaudit.cli import main; main()",
-                             "view", str(run_dir)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    proc = cli_popen("view", str(run_dir), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                     text=True)
     try:
         assert proc.stdout is not None
         lines = [proc.stdout.readline() for _ in range(3)]
