@@ -41,3 +41,9 @@ def d_from_ledger(db_path: Path, old: str, new: str) -> float:
         c = sum(x == y for x in a for y in b) / (len(a) * len(b))
         ds.append((w_old + w_new) / 2 - c)
     return 100 * sum(ds) / len(ds)
+
+
+def analysis(results: dict[str, Any]) -> dict[str, Any]:
+    """``results.json`` without its metered ``usage`` (attempts differ between a resumed run
+    and an uninterrupted one; the analysis must not)."""
+    return {k: v for k, v in results.items() if k != "usage"}

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from tests.engine.helpers import write_protocol, write_world
-from tests.engine.ledger_view import accepted, query
+from tests.engine.ledger_view import accepted, analysis, query
 from tests.fakes.cli_process import run_cli, wait_for_new_attempt
 from tests.fakes.rag_service import FakeRagService
 
@@ -72,6 +72,7 @@ def test_sigint_storm_exits_130_or_0_and_loses_nothing(tmp_path: Path) -> None:
     with FakeRagService() as clean_svc:
         clean_proto = write_protocol(tmp_path, clean_svc, size=QUESTIONS)
         clean = run_protocol_file(clean_proto, tmp_path / "clean", [], SilentProgress())
-    assert json.loads((run_dir / "results.json").read_text()) == clean.results
+    assert analysis(json.loads((run_dir / "results.json").read_text())) == analysis(
+        clean.results)
     assert {k: json.loads(p) for k, (_, p) in cells.items()} == {
         k: json.loads(p) for k, (_, p) in accepted(tmp_path / "clean" / "ledger.sqlite").items()}

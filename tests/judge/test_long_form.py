@@ -119,6 +119,7 @@ def test_long_form_gate_fires_on_planted_changes_only(
         got = _exit(["run", str(proto), "--run-dir", str(tmp_path / "run"), "--progress",
                      "silent", "--fail-on", "incompatible"])
         sizes = [len(t.encode()) for t in svc.sent]
+        judge_calls = len(llm.calls)
     assert got == code
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert min(sizes) >= 400 and max(sizes) <= 4000 and len(sizes) == QUESTIONS * 8
@@ -130,6 +131,12 @@ def test_long_form_gate_fires_on_planted_changes_only(
     assert results["gate"]["profile"] == "long-form"
     assert results["gate"]["verdict"] == ("incompatible" if code == 4
                                           else "excess_churn_not_shown")
+    # the judge's tokens as the fake reported them (12 + 5 a call); the HTTP system reports none
+    assert results["usage"]["stages"]["judge:llm"] == {
+        "attempts": judge_calls, "attempts_with_usage": judge_calls, "model": "fake-judge",
+        "prompt_tokens": 12 * judge_calls, "completion_tokens": 5 * judge_calls,
+        "cost_usd": None}
+    assert results["usage"]["stages"]["answer"]["prompt_tokens"] == 0
 
 
 def test_packets_split_under_the_budget_and_a_malformed_verdict_retries_one_packet(

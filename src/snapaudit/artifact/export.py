@@ -50,6 +50,11 @@ def sanitize(value: Any, key: str | None = None) -> Any:
     return value
 
 
+# results.json keys that are not claims: the schema's version, and the tokens and cost the run
+# metered from its ledger (not derived from the answers, so nothing to recompute).
+NOT_CLAIMS = frozenset({"schema_version", "usage"})
+
+
 def claims(results: dict[str, Any]) -> list[dict[str, Any]]:
     """Every number (and decision) of the results, as ``{"claim", "value", "needs_gold"}``.
 
@@ -68,7 +73,7 @@ def claims(results: dict[str, Any]) -> list[dict[str, Any]]:
             out.append({"claim": path, "value": value,
                         "needs_gold": path.split(".")[0] in GOLD_SECTIONS})
 
-    walk({k: v for k, v in results.items() if k != "schema_version"}, "")
+    walk({k: v for k, v in results.items() if k not in NOT_CLAIMS}, "")
     return out
 
 

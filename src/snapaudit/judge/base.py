@@ -36,3 +36,14 @@ class Judge(Protocol):
 
     async def aclose(self) -> None:
         ...
+
+
+async def judge_with_usage(judge: Judge, packet: JudgePacket,
+                           seed: int) -> tuple[dict[tuple[str, str], bool], dict[str, int]]:
+    """``judge.judge`` plus the tokens the call used, for judges that meter them (an LLM
+    judge defines ``judge_metered``); others report no usage."""
+    metered = getattr(judge, "judge_metered", None)
+    if metered is None:
+        return await judge.judge(packet, seed), {}
+    verdict, usage = await metered(packet, seed)
+    return verdict, dict(usage)

@@ -276,6 +276,7 @@ def read_gold(run: RunContext) -> list[GoldRow]:
 
 
 def _analyze(run: RunContext) -> RunOutcome:
+    from snapaudit.run.usage import usage_summary
     from snapaudit.stats.analysis import AnalysisConfig, analyze
 
     p = run.protocol
@@ -290,4 +291,5 @@ def _analyze(run: RunContext) -> RunOutcome:
     result = analyze(answer_rows(run.ledger, run.questions), config=config,
                      labels=pair_labels(run), gold=gold)
     results = result.to_json()
+    results["usage"] = usage_summary(run.ledger, p)
     return RunOutcome(run.rd.write_results(results), results, result)

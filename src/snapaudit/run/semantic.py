@@ -78,6 +78,7 @@ def _import_labels(run: Run, answers: Sequence[AnswerRow]) -> None:
 
 
 async def _judge_questions(run: Run, answers: Sequence[AnswerRow]) -> None:
+    from snapaudit.judge.base import judge_with_usage
     from snapaudit.judge.packets import to_pair_labels
     from snapaudit.judge.registry import build_judge
     from snapaudit.judge.split import split_packets
@@ -98,13 +99,13 @@ async def _judge_questions(run: Run, answers: Sequence[AnswerRow]) -> None:
             def make(packet: Any = packet, mapping: Any = mapping, qid: str = qid,
                      split: bool = split) -> Any:
                 async def call(attempt: int, seed: int) -> CellResult:
-                    verdict = await judge.judge(packet, seed)
+                    verdict, usage = await judge_with_usage(judge, packet, seed)
                     labels = to_pair_labels(qid, verdict, mapping, cfg.name)
                     payload: dict[str, Any] = {"question_id": qid} if split else {}
                     payload["labels"] = [
                         {"a": [x.a.state, x.a.repeat], "b": [x.b.state, x.b.repeat],
                          "same": x.same} for x in labels]
-                    return CellResult(payload)
+                    return CellResult(payload, usage)
                 return call
 
             key = f"{qid}#{k}/{len(packets)}" if split else qid

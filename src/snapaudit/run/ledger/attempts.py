@@ -106,6 +106,18 @@ class AttemptTable(LedgerStore):
             out.setdefault(stage, {})[outcome] = int(n)
         return out
 
+    def usage_totals(self) -> dict[str, tuple[int, int, int, int]]:
+        """stage -> (attempts, attempts reporting usage, prompt tokens, completion tokens),
+        summed over every attempt of the stage (retries and failed calls included)."""
+        rows = self._db.execute(
+            "SELECT stage, COUNT(*), "
+            "SUM(usage IS NOT NULL AND usage NOT IN ('', '{}')), "
+            "SUM(COALESCE(json_extract(usage, '$.prompt_tokens'), 0)), "
+            "SUM(COALESCE(json_extract(usage, '$.completion_tokens'), 0)) "
+            "FROM attempts GROUP BY stage ORDER BY stage")
+        return {str(s): (int(n), int(m or 0), int(p or 0), int(c or 0))
+                for s, n, m, p, c in rows}
+
     def failed_attempts(self, stage: str) -> list[tuple[str, str, str | None]]:
         """``(cell key, reason, error)`` of every failed attempt of ``stage``, oldest first."""
         rows = self._db.execute(
