@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from _analysis_helpers import rows
 
 from snapaudit.errors import ConfigError, InputError
 from snapaudit.stats.kernels import AnswerGrid
-from snapaudit.stats.metrics import exact_match, is_unknown, token_f1, utility
+from snapaudit.stats.metrics import exact_match, is_unknown, score_tables, token_f1, utility
 from snapaudit.stats.normalize import normalize_nq, normalize_triviaqa, normalizer
 
 
@@ -73,3 +75,21 @@ def test_utility_missing_gold_is_an_error() -> None:
     grid = AnswerGrid.from_rows(rows({"q1": {"A": ["x", "x"], "B": ["y", "y"]}}))
     with pytest.raises(InputError, match="no answers for 1 question"):
         utility(grid, {}, normalize_nq, ("A", "B"), "A", "B")
+
+
+@pytest.mark.parametrize("benchmark", ["nq", "triviaqa"])
+def test_score_tables_equal_exact_match_and_token_f1_answer_by_answer(benchmark: str) -> None:
+    rng = random.Random(5)
+    words = ["the", "Paris", "paris,", "city", "of", "light", "A", "London", "UNKNOWN"]
+    table = {f"q{i}": {s: [" ".join(rng.choices(words, k=rng.randint(1, 4))) for _ in range(3)]
+                       for s in ("A", "B")} for i in range(40)}
+    gold = {q: [" ".join(rng.choices(words, k=rng.randint(1, 3))) for _ in range(2)]
+            for q in table}
+    grid = AnswerGrid.from_rows(rows(table))
+    norm = normalizer(benchmark)
+    em, f1 = score_tables(grid, gold, norm, "B")
+    assert em == [[float(exact_match(a, gold[q], norm)) for a in table[q]["B"]]
+                  for q in grid.question_ids]
+    assert f1 == [[token_f1(a, gold[q], norm) for a in table[q]["B"]]
+                  for q in grid.question_ids]
+    assert 0 < sum(map(sum, em)) < len(em) * 3  # both outcomes occur

@@ -155,3 +155,23 @@ def test_ladder_family_and_holm_in_results() -> None:
     p = [t["p_nonpositive"] for t in tests]  # type: ignore[index]
     assert [t["p_holm"] for t in tests] == pytest.approx(holm(p))  # type: ignore[index]
     assert m.to_json()["role"] == "secondary"
+
+
+def test_semantic_bits_are_the_labels_and_a_missing_label_is_named() -> None:
+    from _analysis_helpers import labels_from_groups
+
+    from snapaudit.errors import InputError
+    from snapaudit.stats.kernels import SemanticKernel
+
+    table = {"q": {"A": ["one", "uno"], "B": ["1", "ein"]}}
+    grid = AnswerGrid.from_rows(rows(table))
+    # A1~A2, B1~B2 same, A1~B1 same (non-transitive on purpose), the other cross pairs not
+    labels = labels_from_groups("q", {"A1": "f", "A2": "f", "B1": "g", "B2": "g"},
+                                override={("A1", "B1"): True})
+    bits = same_matrices(SemanticKernel(labels, "default"), grid, "A", "B")
+    # pairs (A1,A2) (A1,B1) (A1,B2) (A2,B1) (A2,B2) (B1,B2)
+    assert bits.tolist() == [[True, True, False, False, False, True]]
+    partial = labels_from_groups("q", {"A1": "f", "A2": "f", "B1": "g"})
+    # the first missing pair in the matrix's order, as the pair-by-pair walk named it
+    with pytest.raises(InputError, match=r"missing pair label .*'q': A/1 vs B/2"):
+        same_matrices(SemanticKernel(partial, "default"), grid, "A", "B")

@@ -80,6 +80,27 @@ def em_table(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: Nor
             for q in grid.question_ids]
 
 
+def score_tables(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: Normalizer,
+                 state: str) -> tuple[list[list[float]], list[list[float]]]:
+    """EM (0.0/1.0) and token F1 of every (question, repeat) of one state, questions in grid
+    order: the values of :func:`exact_match` and :func:`token_f1`, each alias normalized once
+    and each distinct (question, answer) scored once."""
+    em: list[list[float]] = []
+    f1: list[list[float]] = []
+    for q in grid.question_ids:
+        aliases = [normalize(alias) for alias in gold[q]]
+        alias_set, alias_tokens = set(aliases), [alias.split() for alias in aliases]
+        memo: dict[str, tuple[float, float]] = {}
+        for a in grid.answers[(q, state)]:
+            if a not in memo:
+                got = normalize(a)
+                memo[a] = (float(got in alias_set),
+                           max(_f1(got.split(), toks) for toks in alias_tokens))
+        em.append([memo[a][0] for a in grid.answers[(q, state)]])
+        f1.append([memo[a][1] for a in grid.answers[(q, state)]])
+    return em, f1
+
+
 def _gold_norm(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: Normalizer
                ) -> dict[str, set[str]]:
     return {q: {normalize(alias) for alias in gold[q]} for q in grid.question_ids}

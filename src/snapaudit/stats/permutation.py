@@ -35,7 +35,7 @@ from math import comb
 
 import numpy as np
 
-from snapaudit.stats.kernels import AnswerGrid, Kernel
+from snapaudit.stats.kernels import AnswerGrid, Kernel, pair_matrix
 
 MAX_SPLITS = 3432         # C(14, 7): enumerate every split up to r = 7
 SAMPLED_SPLITS = 2000
@@ -57,10 +57,16 @@ class PermutationResult:
 def same_matrices(kernel: Kernel, grid: AnswerGrid, old: str, new: str) -> np.ndarray:
     """(n, P) bits of the upper triangle (row-major, a < b) of every question's same/different
     matrix over its answers [old 1..r, new 1..r]."""
-    refs = [*grid.refs(old), *grid.refs(new)]
-    pairs = list(combinations(range(len(refs)), 2))
-    return np.array([[kernel.same(q, refs[a], refs[b]) for a, b in pairs]
-                     for q in grid.question_ids], dtype=bool).reshape(grid.n, len(pairs))
+    k = pair_matrix(kernel, grid, (old, new))
+    a, b = np.triu_indices(k.shape[1], k=1)  # row-major a < b, as combinations() orders them
+    values = k[:, a, b]
+    incomplete = np.flatnonzero((values < 0).any(axis=1))
+    if len(incomplete):  # the scalar walk raises the missing-label error naming the pair
+        refs, q = [*grid.refs(old), *grid.refs(new)], grid.question_ids[int(incomplete[0])]
+        for x, y in zip(a.tolist(), b.tolist(), strict=True):
+            kernel.same(q, refs[x], refs[y])
+    bits: np.ndarray = values == 1
+    return bits
 
 
 def codes_to_bits(old: np.ndarray, new: np.ndarray) -> np.ndarray:

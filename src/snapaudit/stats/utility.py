@@ -17,7 +17,7 @@ import numpy as np
 
 from snapaudit.stats.cluster import Resampling
 from snapaudit.stats.kernels import AnswerGrid
-from snapaudit.stats.metrics import check_gold, exact_match, token_f1
+from snapaudit.stats.metrics import check_gold, score_tables
 from snapaudit.stats.normalize import Normalizer
 
 
@@ -36,13 +36,14 @@ def gold_scores(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: 
                 old: str, new: str) -> GoldScores:
     check_gold(grid, gold)
 
-    def table(state: str, score: object) -> np.ndarray:
-        return np.array([[float(score(a, gold[q], normalize))  # type: ignore[operator]
-                          for a in grid.answers[(q, state)]] for q in grid.question_ids],
-                        dtype=np.float64).reshape(grid.n, grid.repeats)
+    def tables(state: str) -> tuple[np.ndarray, np.ndarray]:
+        em, f1 = score_tables(grid, gold, normalize, state)
+        shape = (grid.n, grid.repeats)
+        return (np.array(em, dtype=np.float64).reshape(shape),
+                np.array(f1, dtype=np.float64).reshape(shape))
 
-    return GoldScores(grid.question_ids, table(old, exact_match), table(new, exact_match),
-                      table(old, token_f1), table(new, token_f1))
+    (em_old, f1_old), (em_new, f1_new) = tables(old), tables(new)
+    return GoldScores(grid.question_ids, em_old, em_new, f1_old, f1_new)
 
 
 @dataclass(frozen=True, slots=True)
