@@ -34,6 +34,10 @@ class LLMJudge:
         self._generator = generator
 
     @property
+    def config(self) -> JudgeConfig:
+        return self._config
+
+    @property
     def _long(self) -> bool:
         return self._config.prompt == "long"
 

@@ -29,6 +29,8 @@ from snapaudit.run.answers import (
     max_answer_bytes,
     validate_answer,
 )
+from snapaudit.run.batch import run_stage
+from snapaudit.run.batch_calls import BatchCalls, check_batch_mode
 from snapaudit.run.context import RunContext
 from snapaudit.run.interrupt import interruptible
 from snapaudit.run.ledger import Ledger
@@ -103,6 +105,7 @@ def run_protocol_file(path: Path, run_dir: Path, overrides: Sequence[str],
 async def _run_audit(protocol: Protocol, rd: RunDir, base: Path, progress: Progress,
                      given: Mapping[str, System] | None) -> RunOutcome:
     check_evaluable(protocol)
+    check_batch_mode(protocol)
     fresh = not rd.initialized()
     manifest = cohort.select(protocol.cohort, base) if fresh else None
     locked = set() if fresh else {str(rec["stage"]) for rec, _ in rd.ledger().locks()}
@@ -222,14 +225,16 @@ async def _answer_stage(run: RunContext,
                         evidence: Mapping[tuple[str, str], Evidence | None]) -> None:
     text = {q.question_id: q.question for q in run.questions}
     tasks = []
+    batch = BatchCalls(run.protocol)  # run.mode = "batch": provider batch APIs
     for sc in answer_schedule(list(text), run.protocol.states.order, run.protocol.design.repeats):
         key = f"{sc.question_id}|{sc.state}|{sc.repeat}"
         request = {"question_id": sc.question_id, "state": sc.state, "repeat": sc.repeat}
-        tasks.append(CellTask(key, request, _answer_call(
-            run.systems[sc.state], sc.question_id, text[sc.question_id], sc.state, sc.repeat,
-            evidence.get((sc.question_id, sc.state)), max_answer_bytes(run.protocol))))
+        args = (run.systems[sc.state], sc.question_id, text[sc.question_id], sc.state,
+                sc.repeat, evidence.get((sc.question_id, sc.state)), max_answer_bytes(run.protocol))
+        tasks.append(CellTask(key, request, _answer_call(*args), batch.answer(*args)))
     per_endpoint = run.protocol.system.kind == "http"
-    await run_cells(run.ledger, "answer", tasks, run.policy(not per_endpoint), run.progress)
+    await run_stage(run.ledger, "answer", tasks, run.policy(not per_endpoint), run.progress,
+                    run.protocol.run)
     run.lock("answer", run.ledger.content_hashes("answer"))
 
 

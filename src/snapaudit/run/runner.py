@@ -33,6 +33,8 @@ from snapaudit.run.ledger import Ledger
 from snapaudit.run.schedule import derive_seed
 from snapaudit.systems.redact import redact
 from snapaudit.systems.transport import TokenBucket
+from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
+from snapaudit.testbed.generate.batch_api import BatchProvider
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +58,18 @@ class CellTask:
     cell_key: str
     request: dict[str, Any]
     call: Callable[[int, int], Awaitable[CellResult]]
+    batch: BatchCall | None = None  # the same cell through a provider batch (run.batch)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchCall:
+    """A cell as one request of a provider batch: ``build(attempt_no, seed)`` is the request
+    (deterministic: rebuilt on resume), ``finish(result, attempt_no, seed)`` the payload
+    (TransportInvalid for an unusable reply, like ``call``)."""
+
+    provider: BatchProvider
+    build: Callable[[int, int], GenerationRequest]
+    finish: Callable[[GenerationResult, int, int], CellResult]
 
 
 @dataclass(frozen=True, slots=True)

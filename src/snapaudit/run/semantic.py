@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 from snapaudit.errors import InputError
 from snapaudit.hashing import sha256_file, sha256_json
 from snapaudit.run import cohort
-from snapaudit.run.runner import CellResult, CellTask, run_cells
+from snapaudit.run.batch import run_stage
+from snapaudit.run.batch_calls import BatchCalls
+from snapaudit.run.runner import CellResult, CellTask
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
 
 if TYPE_CHECKING:
@@ -87,6 +89,7 @@ async def _judge_questions(run: Run, answers: Sequence[AnswerRow]) -> None:
     if cfg.prompt == "auto":
         cfg = cfg.model_copy(update={"prompt": run.protocol.answers.kind})
     judge = build_judge(cfg)
+    batch = BatchCalls(run.protocol)  # run.mode = "batch": provider batch APIs
     text = {q.question_id: q.question for q in run.questions}
     tasks = []
     for qid, rows in _scope_answers(run, answers).items():
@@ -98,23 +101,28 @@ async def _judge_questions(run: Run, answers: Sequence[AnswerRow]) -> None:
 
             def make(packet: Any = packet, mapping: Any = mapping, qid: str = qid,
                      split: bool = split) -> Any:
-                async def call(attempt: int, seed: int) -> CellResult:
-                    verdict, usage = await judge_with_usage(judge, packet, seed)
+                def payload_of(verdict: dict[tuple[str, str], bool]) -> dict[str, Any]:
                     labels = to_pair_labels(qid, verdict, mapping, cfg.name)
                     payload: dict[str, Any] = {"question_id": qid} if split else {}
                     payload["labels"] = [
                         {"a": [x.a.state, x.a.repeat], "b": [x.b.state, x.b.repeat],
                          "same": x.same} for x in labels]
-                    return CellResult(payload, usage)
-                return call
+                    return payload
+
+                async def call(attempt: int, seed: int) -> CellResult:
+                    verdict, usage = await judge_with_usage(judge, packet, seed)
+                    return CellResult(payload_of(verdict), usage)
+                return call, batch.judge(judge, packet, payload_of)
 
             key = f"{qid}#{k}/{len(packets)}" if split else qid
             body = [packet.labels, packet.answers, packet.pairs] if split else [
                 packet.labels, packet.answers]
+            sync_call, batch_call = make()
             tasks.append(CellTask(key, {"question_id": qid, "judge": judge.spec(),
-                                        "packet": sha256_json(body)}, make()))
+                                        "packet": sha256_json(body)}, sync_call, batch_call))
     try:
-        await run_cells(run.ledger, run.judge_stage, tasks, run.policy(), run.progress)
+        await run_stage(run.ledger, run.judge_stage, tasks, run.policy(), run.progress,
+                        run.protocol.run)
     finally:
         await judge.aclose()
 

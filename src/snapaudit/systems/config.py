@@ -66,3 +66,9 @@ class RunConfig(Frozen):
     replica_rest_s: float = Field(default=5.0, ge=0)
     # What ``snapaudit run --dry-run`` prices: model name -> price.
     pricing: dict[str, ModelPrice] = Field(default_factory=dict)
+    # "batch": OpenAI/Anthropic generators and LLM judges go through the providers' batch
+    # APIs (snapaudit.run.batch); the limits default to the provider's own (None).
+    mode: Literal["sync", "batch"] = "sync"
+    batch_poll_s: float = Field(default=60.0, gt=0)
+    batch_max_requests: int | None = Field(default=None, ge=1)
+    batch_max_bytes: int | None = Field(default=None, ge=1024)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from snapaudit.systems.base import AnswerCall, AnswerOutcome, Evidence
-from snapaudit.testbed.generate.base import GenerationRequest, Generator
+from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult, Generator
 from snapaudit.testbed.generate.config import GeneratorConfig
 from snapaudit.testbed.generate.registry import acquire_generator, release_generator
 from snapaudit.testbed.prompt import (
@@ -89,7 +89,10 @@ class TestbedSystem:
         )
 
     async def answer(self, call: AnswerCall) -> AnswerOutcome:
-        result = await self.generator.generate(self.request(call))
+        return self.outcome(call, await self.generator.generate(self.request(call)))
+
+    def outcome(self, call: AnswerCall, result: GenerationResult) -> AnswerOutcome:
+        """The answer of one generation (a synchronous call's or a batch result's)."""
         answer = (parse_bare_answer(result.text)
                   if self.generator_config.response_format == "text"
                   else parse_answer(result.text))

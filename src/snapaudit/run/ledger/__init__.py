@@ -13,6 +13,7 @@ passed in, so never stored.
 
 from __future__ import annotations
 
+from snapaudit.run.ledger.batches import BatchTable
 from snapaudit.run.ledger.cells import CellTable
 from snapaudit.run.ledger.lock_rows import LockTable
 from snapaudit.run.ledger.schema import OUTCOMES, AttemptRow, Cell
@@ -20,5 +21,5 @@ from snapaudit.run.ledger.schema import OUTCOMES, AttemptRow, Cell
 __all__ = ["OUTCOMES", "AttemptRow", "Cell", "Ledger"]
 
 
-class Ledger(CellTable, LockTable):
+class Ledger(CellTable, LockTable, BatchTable):
     """One run's ledger file. Use as a context manager or call :meth:`close`."""

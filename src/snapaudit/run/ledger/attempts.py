@@ -80,9 +80,12 @@ class AttemptTable(LedgerStore):
         )
 
     def interrupt_unfinished(self) -> int:
-        """Mark attempts left without an outcome by a killed run as ``interrupted``."""
+        """Mark attempts left without an outcome by a killed run as ``interrupted`` (not
+        those riding in a provider batch still open: the batch's results will finish them)."""
         cur = self._tx(
-            "UPDATE attempts SET outcome='interrupted', finished_at=? WHERE outcome IS NULL",
+            "UPDATE attempts SET outcome='interrupted', finished_at=? WHERE outcome IS NULL "
+            "AND id NOT IN (SELECT a.attempt_id FROM batch_attempts a JOIN batches b "
+            "ON b.id = a.batch_id WHERE b.state IN ('submitting', 'submitted'))",
             (time.time(),),
         )
         return cur.rowcount

@@ -64,6 +64,37 @@ MIGRATIONS: list[tuple[str, str]] = [
         "attempt meta (model, finish reason, controls left to the provider)",
         "ALTER TABLE attempts ADD COLUMN meta TEXT;",
     ),
+    (
+        "provider batches (run.mode = 'batch'): a batch and the attempts it carries",
+        """
+        CREATE TABLE batches (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            local_id TEXT NOT NULL UNIQUE,
+            stage TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            state TEXT NOT NULL,
+            provider_batch_id TEXT UNIQUE,
+            provider_status TEXT,
+            n_requests INTEGER NOT NULL,
+            n_bytes INTEGER NOT NULL,
+            created_at REAL NOT NULL,
+            submitted_at REAL,
+            ended_at REAL
+        );
+        CREATE TABLE batch_attempts (
+            batch_id INTEGER NOT NULL REFERENCES batches(id),
+            attempt_id INTEGER NOT NULL UNIQUE REFERENCES attempts(id),
+            custom_id TEXT NOT NULL UNIQUE
+        );
+        CREATE INDEX batch_attempts_batch ON batch_attempts (batch_id);
+        CREATE TRIGGER batch_attempts_no_update BEFORE UPDATE ON batch_attempts
+            BEGIN SELECT RAISE(ABORT, 'batch membership is immutable'); END;
+        CREATE TRIGGER batch_id_once BEFORE UPDATE OF provider_batch_id ON batches
+            WHEN OLD.provider_batch_id IS NOT NULL
+            BEGIN SELECT RAISE(ABORT, 'a provider batch id is recorded once'); END;
+        """,
+    ),
 ]
 
 

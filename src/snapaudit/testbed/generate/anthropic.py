@@ -90,6 +90,11 @@ class AnthropicGenerator:
         payload, latency = await self._poster.post(
             self._url, self._headers, self.request_body(request)
         )
+        return self.parse(request, payload, latency)
+
+    def parse(self, request: GenerationRequest, payload: dict[str, Any],
+              latency: float) -> GenerationResult:
+        """The result of one message body (also a batch result's message) for ``request``."""
         text = _tool_text(payload) if self._uses_tool(request) else _plain_text(payload)
         stop = payload.get("stop_reason")
         model = payload.get("model")

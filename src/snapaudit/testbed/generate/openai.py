@@ -80,6 +80,11 @@ class OpenAIGenerator:
             pool_for(self._base),
             lambda base: self._poster.post(join_url(base, "/chat/completions"), self._headers,
                                            body))
+        return self.parse(payload, latency, replica)
+
+    def parse(self, payload: dict[str, Any], latency: float,
+              replica: str | None = None) -> GenerationResult:
+        """The result of one chat completion body (also a batch result's body)."""
         text, finish_reason = _message_text(payload)
         meta: dict[str, Any] = {
             "finish_reason": finish_reason,

@@ -1,0 +1,98 @@
+"""The batch side of the answer and judge cells (``[run] mode = "batch"``): which cells can
+go through a provider batch, how their request is built and how a result becomes a payload.
+
+Only testbed answers and LLM-judge packets whose generator is an ``openai`` or
+``anthropic`` backend can; every other cell keeps ``batch = None`` and its stage runs
+synchronously. The payload of a batch result is built by the same code as a synchronous
+call's (``TestbedSystem.outcome``, ``validate_answer``, the judge's verdict parser).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from snapaudit.errors import ProtocolError
+from snapaudit.judge.base import JudgePacket
+from snapaudit.judge.packets import parse_verdict_text
+from snapaudit.run.answers import validate_answer
+from snapaudit.run.protocol import Protocol
+from snapaudit.run.runner import BatchCall, CellResult
+from snapaudit.systems.base import AnswerCall, Evidence, System
+from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
+from snapaudit.testbed.generate.batch_api import BatchProvider, build_batch_provider
+from snapaudit.testbed.generate.config import GeneratorConfig
+
+BATCH_BACKENDS = ("openai", "anthropic")
+
+
+def check_batch_mode(protocol: Protocol) -> None:
+    """ProtocolError when ``run.mode = "batch"`` but no stage has a batch-capable generator."""
+    if protocol.run.mode != "batch":
+        return
+    gens = [protocol.generator if protocol.system.kind == "testbed" else None,
+            protocol.judge.generator if protocol.judge.kind == "llm" else None]
+    if not any(g is not None and g.backend in BATCH_BACKENDS for g in gens):
+        raise ProtocolError(
+            'run.mode = "batch" needs an openai or anthropic generator: [generator] of '
+            "system.kind = 'testbed' or [judge.generator] of judge.kind = 'llm' (HTTP and "
+            "Python systems, the local backend and the rule judge run synchronously)")
+
+
+class BatchCalls:
+    """Batch calls of one stage; one provider per generator config, closed by the driver."""
+
+    def __init__(self, protocol: Protocol):
+        self.run = protocol.run
+        self._providers: dict[str, BatchProvider | None] = {}
+
+    def provider(self, config: GeneratorConfig | None) -> BatchProvider | None:
+        if self.run.mode != "batch" or config is None:
+            return None
+        key = config.model_dump_json()
+        if key not in self._providers:
+            self._providers[key] = build_batch_provider(
+                config, self.run.batch_max_requests, self.run.batch_max_bytes)
+        return self._providers[key]
+
+    def answer(self, system: System, qid: str, question: str, state: str, repeat: int,
+               evidence: Evidence | None, max_bytes: int) -> BatchCall | None:
+        from snapaudit.testbed.system import TestbedSystem
+
+        if not isinstance(system, TestbedSystem):
+            return None
+        provider = self.provider(system.generator_config)
+        if provider is None:
+            return None
+
+        def call(attempt: int, seed: int) -> AnswerCall:
+            return AnswerCall(qid, question, state, repeat, attempt, seed, evidence)
+
+        def finish(result: GenerationResult, attempt: int, seed: int) -> CellResult:
+            out = system.outcome(call(attempt, seed), result)
+            validate_answer(out.answer, max_bytes)
+            doc_ids = list(out.doc_ids) if out.doc_ids is not None else None
+            return CellResult({"answer": out.answer, "doc_ids": doc_ids}, dict(out.usage),
+                              None, dict(out.meta))
+
+        return BatchCall(provider, lambda a, s: system.request(call(a, s)), finish)
+
+    def judge(self, judge: Any, packet: JudgePacket,
+              payload_of: Callable[[dict[tuple[str, str], bool]], dict[str, Any]]
+              ) -> BatchCall | None:
+        from snapaudit.judge.llm import LLMJudge
+
+        if not isinstance(judge, LLMJudge):
+            return None
+        provider = self.provider(judge.config.generator)
+        if provider is None:
+            return None
+
+        def build(attempt: int, seed: int) -> GenerationRequest:
+            return judge.request(packet, seed)
+
+        def finish(result: GenerationResult, attempt: int, seed: int) -> CellResult:
+            return CellResult(payload_of(parse_verdict_text(packet, result.text)),
+                              dict(result.usage), None, {"model": result.model})
+
+        return BatchCall(provider, build, finish)

@@ -1,0 +1,165 @@
+"""What the provider batch APIs share: the provider interface, the HTTP client, the builder.
+
+A :class:`BatchProvider` turns generation requests into the lines of one provider batch,
+sends a batch (``submit``), finds a batch it may have sent when the create call's answer
+was lost (``find``), polls it and reads its results, keyed by ``custom_id``. It never
+touches the ledger: :mod:`snapaudit.run.batch` owns durability. Implementations:
+:mod:`.openai_batch` (OpenAI Batch API) and :mod:`.anthropic_batch` (Message Batches).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import aiohttp
+
+from snapaudit.errors import ConfigError, TransportInvalid
+from snapaudit.systems.bounded import ACCEPT_ENCODING, parse_json, read_body
+from snapaudit.systems.redact import body_excerpt, redact
+from snapaudit.systems.transport import parse_retry_after
+from snapaudit.testbed.generate._http import JsonPoster
+from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
+from snapaudit.testbed.generate.config import GeneratorConfig
+
+# A results file is read whole; this caps it (far above 100,000 short answers).
+RESULTS_MAX_BYTES = 2 * 1024**3
+# Batches created more than this long before the local 'submitting' record are not ours.
+FIND_SLACK_S = 600.0
+
+# custom_id -> the response body of a request that succeeded, or why it did not
+ResultMap = dict[str, dict[str, Any] | TransportInvalid]
+
+
+@dataclass(frozen=True, slots=True)
+class BatchStatus:
+    status: str  # the provider's word (in_progress, completed, expired, ended, ...)
+    ended: bool  # terminal: its results can be read; no request of it will run any more
+
+
+class BatchProvider(Protocol):
+    backend: str
+    endpoint: str  # public URL, never a secret
+    key: str  # requests with one key may share a batch (backend, endpoint, model)
+    max_requests: int
+    max_bytes: int
+
+    def line(self, custom_id: str, request: GenerationRequest) -> bytes:
+        """One request of a batch, serialized (its size counts against ``max_bytes``)."""
+        ...
+
+    def parse(self, request: GenerationRequest, body: dict[str, Any]) -> GenerationResult:
+        """A successful request's response body as a result; TransportInvalid if unusable."""
+        ...
+
+    async def submit(self, local_id: str, lines: Sequence[bytes]) -> str:
+        """Send one batch; the provider's batch id."""
+        ...
+
+    async def find(self, local_id: str, n_requests: int, since: float,
+                   known: set[str]) -> str | None:
+        """The id of a batch sent for ``local_id`` whose create call's answer was lost."""
+        ...
+
+    async def poll(self, provider_id: str) -> BatchStatus:
+        ...
+
+    async def results(self, provider_id: str) -> ResultMap:
+        ...
+
+    async def aclose(self) -> None:
+        ...
+
+
+def build_batch_provider(config: GeneratorConfig, max_requests: int | None = None,
+                         max_bytes: int | None = None) -> BatchProvider | None:
+    """The batch API of ``config``'s backend (None for the local backend)."""
+    if config.backend == "openai":
+        from snapaudit.testbed.generate.openai_batch import OpenAIBatch
+
+        return OpenAIBatch(config, max_requests, max_bytes)
+    if config.backend == "anthropic":
+        from snapaudit.testbed.generate.anthropic_batch import AnthropicBatch
+
+        return AnthropicBatch(config, max_requests, max_bytes)
+    return None
+
+
+def limits(default_requests: int, default_bytes: int, max_requests: int | None,
+           max_bytes: int | None) -> tuple[int, int]:
+    """The configured limits, never above the provider's own."""
+    if max_requests is not None and max_requests > default_requests:
+        raise ConfigError(f"run.batch_max_requests = {max_requests} is over the provider's "
+                          f"limit of {default_requests}")
+    if max_bytes is not None and max_bytes > default_bytes:
+        raise ConfigError(f"run.batch_max_bytes = {max_bytes} is over the provider's limit "
+                          f"of {default_bytes}")
+    return max_requests or default_requests, max_bytes or default_bytes
+
+
+class BatchHttp(JsonPoster):
+    """Any method, JSON or form bodies, bodies capped (results files by RESULTS_MAX_BYTES)."""
+
+    async def send(self, method: str, url: str, headers: dict[str, str], *,
+                   json_body: Any = None, data: Any = None,
+                   max_bytes: int | None = None) -> bytes:
+        session = await self._get_session()
+        try:
+            async with session.request(method, url, json=json_body, data=data, headers={
+                    **headers, "Accept-Encoding": ACCEPT_ENCODING}) as response:
+                raw = await read_body(response, max_bytes or self._max_bytes)
+                status = response.status
+                retry_after = parse_retry_after(response.headers.get("Retry-After"))
+        except TimeoutError:
+            raise TransportInvalid("timeout", detail=f"no response within {self._timeout.total} "
+                                   "s") from None
+        except aiohttp.ClientError as exc:
+            detail = redact(f"{type(exc).__name__}: {exc}", self._secrets)
+            raise TransportInvalid("connection", detail=detail) from None
+        if status >= 400:
+            self._raise_status(status, raw, retry_after)
+        return raw
+
+    async def json(self, method: str, url: str, headers: dict[str, str],
+                   **kw: Any) -> dict[str, Any]:
+        return self._decode(await self.send(method, url, headers, **kw))
+
+    def excerpt(self, raw: bytes) -> str:
+        return body_excerpt(raw, self._secrets)
+
+
+def jsonl_objects(raw: bytes) -> list[dict[str, Any]]:
+    """The JSON objects of a JSONL results file; unusable lines are skipped (their requests
+    then have no result and are retried)."""
+    out: list[dict[str, Any]] = []
+    for line in raw.splitlines():
+        if not line.strip():
+            continue
+        try:
+            value = parse_json(line)
+        except TransportInvalid:
+            continue
+        if isinstance(value, dict) and isinstance(value.get("custom_id"), str):
+            out.append(value)
+    return out
+
+
+def status_error(status: int, detail: str) -> TransportInvalid:
+    """A failed request inside a batch, by its HTTP status."""
+    reason = "http_429" if status == 429 else "http_5xx" if status >= 500 else "http_4xx"
+    return TransportInvalid(reason, detail=f"in batch: HTTP {status}: {detail}")
+
+
+def since_epoch(value: Any) -> float | None:
+    """A provider timestamp (epoch seconds or RFC 3339) as epoch seconds."""
+    from datetime import datetime
+
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
