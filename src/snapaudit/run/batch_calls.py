@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from snapaudit.errors import ProtocolError
+from snapaudit.errors import ConfigError, ProtocolError
 from snapaudit.judge.base import JudgePacket
 from snapaudit.judge.packets import parse_verdict_text
 from snapaudit.run.answers import validate_answer
@@ -20,7 +20,12 @@ from snapaudit.run.protocol import Protocol
 from snapaudit.run.runner import BatchCall, CellResult
 from snapaudit.systems.base import AnswerCall, Evidence, System
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
-from snapaudit.testbed.generate.batch_api import BatchProvider, build_batch_provider
+from snapaudit.testbed.generate.batch_api import (
+    PROVIDER_LIMITS,
+    BatchProvider,
+    build_batch_provider,
+    limits,
+)
 from snapaudit.testbed.generate.config import GeneratorConfig
 
 BATCH_BACKENDS = ("openai", "anthropic")
@@ -32,7 +37,14 @@ def check_batch_mode(protocol: Protocol) -> None:
         return
     gens = [protocol.generator if protocol.system.kind == "testbed" else None,
             protocol.judge.generator if protocol.judge.kind == "llm" else None]
-    if not any(g is not None and g.backend in BATCH_BACKENDS for g in gens):
+    usable = [g for g in gens if g is not None and g.backend in BATCH_BACKENDS]
+    for g in usable:
+        try:
+            limits(*PROVIDER_LIMITS[g.backend], protocol.run.batch_max_requests,
+                   protocol.run.batch_max_bytes)
+        except ConfigError as exc:
+            raise ProtocolError(f"{exc} ({g.backend})") from None
+    if not usable:
         raise ProtocolError(
             'run.mode = "batch" needs an openai or anthropic generator: [generator] of '
             "system.kind = 'testbed' or [judge.generator] of judge.kind = 'llm' (HTTP and "

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from snapaudit.errors import ConfigError, IntegrityError, failure_lines
+from snapaudit.run.batch_status import batch_lines, batch_summary
 from snapaudit.run.failures import describe, endpoint_of
 from snapaudit.run.ledger import Ledger
 from snapaudit.run.locks import content_now, verify_chain, verify_run_files
@@ -51,6 +52,7 @@ class RunStatus:
     # ledger stages without a lock (each accepted cell checked against its own hash/attempt)
     locked_verified: list[str] = field(default_factory=list)
     open_verified: dict[str, int] = field(default_factory=dict)
+    batches: dict[str, Any] = field(default_factory=dict)  # run.mode = "batch" only
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -62,6 +64,7 @@ class RunStatus:
             "integrity": {"files": ["protocol.resolved.toml", "cohort.json", "ledger meta"],
                           "locked_stages": self.locked_verified,
                           "open_stages_cells_checked": self.open_verified},
+            **({"batches": self.batches} if self.batches else {}),
         }
 
 
@@ -114,7 +117,7 @@ def _status(rd: RunDir) -> RunStatus:
     open_checked = {s: n for s, n in rd.cells_verified.items() if s not in bound}
     return RunStatus(rd.path, protocol.name, stages, locks, results_path.exists(), gate,
                      verdict=label, locked_verified=locked, open_verified=open_checked,
-                     gate_verdict=verdict)
+                     gate_verdict=verdict, batches=batch_summary(ledger))
 
 
 def _failures(ledger: Ledger, stage: str) -> dict[str, dict[str, Any]]:
@@ -141,6 +144,7 @@ def format_status(status: RunStatus) -> str:
         if s.failures:
             lines += [f"    {w}" for w in failure_lines(s.failures["reasons"],
                                                        s.failures["last_error"])]
+    lines += batch_lines(status.batches)
     lines += ["", "locks:"]
     if not status.locks:
         lines.append("  (none yet)")

@@ -20,6 +20,7 @@ from snapaudit.testbed.generate.anthropic import DEFAULT_BASE_URL, AnthropicGene
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
 from snapaudit.testbed.generate.batch_api import (
     FIND_SLACK_S,
+    PROVIDER_LIMITS,
     RESULTS_MAX_BYTES,
     BatchHttp,
     BatchStatus,
@@ -30,8 +31,7 @@ from snapaudit.testbed.generate.batch_api import (
 )
 from snapaudit.testbed.generate.config import GeneratorConfig
 
-MAX_REQUESTS = 100_000  # the API's limits per batch
-MAX_BYTES = 256 * 1024 * 1024
+MAX_REQUESTS, MAX_BYTES = PROVIDER_LIMITS["anthropic"]
 PATH = "/v1/messages/batches"
 
 

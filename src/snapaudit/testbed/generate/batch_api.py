@@ -28,6 +28,10 @@ RESULTS_MAX_BYTES = 2 * 1024**3
 # Batches created more than this long before the local 'submitting' record are not ours.
 FIND_SLACK_S = 600.0
 
+# requests and bytes per batch, by backend (OpenAI: 50,000 and 200 MB; Anthropic: 100,000
+# and 256 MB); run.batch_max_requests / run.batch_max_bytes may only lower them
+PROVIDER_LIMITS = {"openai": (50_000, 200 * 1024 * 1024), "anthropic": (100_000, 256 * 1024**2)}
+
 # custom_id -> the response body of a request that succeeded, or why it did not
 ResultMap = dict[str, dict[str, Any] | TransportInvalid]
 

@@ -19,6 +19,7 @@ from snapaudit.testbed.generate._http import join_url, public_url, read_api_key
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
 from snapaudit.testbed.generate.batch_api import (
     FIND_SLACK_S,
+    PROVIDER_LIMITS,
     RESULTS_MAX_BYTES,
     BatchHttp,
     BatchStatus,
@@ -31,8 +32,7 @@ from snapaudit.testbed.generate.batch_api import (
 from snapaudit.testbed.generate.config import GeneratorConfig
 from snapaudit.testbed.generate.openai import DEFAULT_BASE_URL, OpenAIGenerator
 
-MAX_REQUESTS = 50_000  # the API's limits per batch
-MAX_BYTES = 200 * 1024 * 1024
+MAX_REQUESTS, MAX_BYTES = PROVIDER_LIMITS["openai"]
 ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 METADATA_KEY = "snapaudit_batch"
 ENDPOINT = "/v1/chat/completions"
