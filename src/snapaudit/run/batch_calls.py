@@ -20,12 +20,8 @@ from snapaudit.run.protocol import Protocol
 from snapaudit.run.runner import BatchCall, CellResult
 from snapaudit.systems.base import AnswerCall, Evidence, System
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
-from snapaudit.testbed.generate.batch_api import (
-    PROVIDER_LIMITS,
-    BatchProvider,
-    build_batch_provider,
-    limits,
-)
+from snapaudit.testbed.generate.batch_api import PROVIDER_LIMITS, BatchProvider, limits
+from snapaudit.testbed.generate.batch_registry import build_batch_provider
 from snapaudit.testbed.generate.config import GeneratorConfig
 
 BATCH_BACKENDS = ("openai", "anthropic")

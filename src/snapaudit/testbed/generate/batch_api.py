@@ -1,4 +1,4 @@
-"""What the provider batch APIs share: the provider interface, the HTTP client, the builder.
+"""What the provider batch APIs share: the provider interface, the HTTP client, the limits.
 
 A :class:`BatchProvider` turns generation requests into the lines of one provider batch,
 sends a batch (``submit``), finds a batch it may have sent when the create call's answer
@@ -21,7 +21,6 @@ from snapaudit.systems.redact import body_excerpt, redact
 from snapaudit.systems.transport import parse_retry_after
 from snapaudit.testbed.generate._http import JsonPoster
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
-from snapaudit.testbed.generate.config import GeneratorConfig
 
 # A results file is read whole; this caps it (far above 100,000 short answers).
 RESULTS_MAX_BYTES = 2 * 1024**3
@@ -74,20 +73,6 @@ class BatchProvider(Protocol):
 
     async def aclose(self) -> None:
         ...
-
-
-def build_batch_provider(config: GeneratorConfig, max_requests: int | None = None,
-                         max_bytes: int | None = None) -> BatchProvider | None:
-    """The batch API of ``config``'s backend (None for the local backend)."""
-    if config.backend == "openai":
-        from snapaudit.testbed.generate.openai_batch import OpenAIBatch
-
-        return OpenAIBatch(config, max_requests, max_bytes)
-    if config.backend == "anthropic":
-        from snapaudit.testbed.generate.anthropic_batch import AnthropicBatch
-
-        return AnthropicBatch(config, max_requests, max_bytes)
-    return None
 
 
 def limits(default_requests: int, default_bytes: int, max_requests: int | None,
