@@ -58,6 +58,12 @@ def protocol(tmp: Path, server: FakeBatchServer | FakeLLMServer, backend: str,
     return path
 
 
+def claims(results: dict[str, Any]) -> dict[str, Any]:
+    """results.json without its metered ``usage`` (retries make more attempts)."""
+    assert "kernels" in results
+    return {k: v for k, v in results.items() if k != "usage"}
+
+
 def sync_results(tmp: Path, backend: str, judge: str | None = None) -> dict[str, Any]:
     """results.json of a synchronous run on the same fake answers."""
     with FakeLLMServer(responder=responder) as server:
