@@ -40,7 +40,8 @@ def test_attempt_is_durable_before_the_call_and_cells_are_accepted_once(tmp_path
                 con.execute(stmt)
         assert con.execute("SELECT version, name FROM migrations").fetchall() == [
             (1, "initial schema"),
-            (2, "attempt meta (model, finish reason, controls left to the provider)")]
+            (2, "attempt meta (model, finish reason, controls left to the provider)"),
+            (3, "provider batches (run.mode = 'batch'): a batch and the attempts it carries")]
         assert con.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
