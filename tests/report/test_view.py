@@ -35,7 +35,12 @@ def test_view_serves_only_the_report_and_stops_on_ctrl_c(run_dir: Path) -> None:
         err.value.close()
         proc.send_signal(signal.SIGINT)
         out, errors = proc.communicate(timeout=90)
-    finally:
+    finally:  # reap it and close its pipes here, even on failure: a Popen left to the
+        # garbage collector warns (ResourceWarning) inside whichever test runs next
         if proc.poll() is None:
             proc.kill()
+        proc.wait()
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
     assert proc.returncode == 0 and "stopped" in out and "Traceback" not in errors

@@ -27,7 +27,6 @@ DOCS = [
 ]
 
 
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_dense_prefix_merge_is_exact(make_corpus) -> None:  # type: ignore[no-untyped-def]
     from snapaudit.testbed.retrieval.dense import DenseRetriever
 

@@ -40,28 +40,39 @@ class Engine:
     def close(self) -> None:
         return None
 
+    def abort(self) -> None:
+        """Close after an error: queued tasks are dropped (running ones stopped if possible)."""
+        self.close()
+
     def __enter__(self) -> Engine:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
 
 
 class PoolEngine(Engine):
-    """A local pool of ``workers`` processes (started with ``spawn``: no inherited state)."""
+    """A local pool of ``workers`` processes (:mod:`snapaudit.testbed.corpus.workers`: fresh
+    interpreters that do not re-run the caller's ``__main__``, so no main guard is needed),
+    every one waited for when the engine closes."""
 
     def __init__(self, workers: int):
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        from snapaudit.testbed.corpus.workers import WorkerPool
 
         self.workers = workers
-        self._pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+        self._pool = WorkerPool(workers)
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Handle:
         return self._pool.submit(fn, *args)
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool.close()
+
+    def abort(self) -> None:
+        self._pool.close(kill=True)
 
 
 class _RayHandle:

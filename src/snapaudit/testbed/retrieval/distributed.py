@@ -10,18 +10,19 @@ alone, so the merged list is that index's top k, scores included. Many queries t
 message per server and round (:meth:`ShardedBm25.search_many`).
 
 Servers: ``local`` with one worker answers in this process; ``local`` with N workers starts N
-spawned processes, shard j served by process ``j mod N``; ``ray`` starts one actor per
+worker processes (:mod:`snapaudit.testbed.corpus.workers`, each waited for on close), shard j
+served by process ``j mod N``; ``ray`` starts one actor per
 worker the same way (``--address`` joins a running cluster, whose nodes must see the corpus
 directory). Each server memory-maps only the shards it serves, when first asked.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 from pathlib import Path
 from typing import Any
 
 from snapaudit.errors import BackendError, ConfigError
+from snapaudit.testbed.corpus.workers import Worker
 from snapaudit.testbed.retrieval.base import Hit
 from snapaudit.testbed.retrieval.bm25 import (
     PrefixStats,
@@ -60,40 +61,38 @@ class ShardServer:
                 for terms, idfs, avgdl in queries]
 
 
-def _serve(conn: Any, corpus_dir: str) -> None:
-    server = ShardServer(corpus_dir)
-    while True:
-        msg = conn.recv()
-        if msg is None:
-            return
-        method, args = msg
-        try:
-            conn.send((True, getattr(server, method)(*args)))
-        except Exception as exc:
-            conn.send((False, f"{type(exc).__name__}: {exc}"))
+_SERVED: dict[str, ShardServer] = {}  # in a worker process: its server, per corpus
+
+
+def serve_call(corpus_dir: str, method: str, args: tuple[Any, ...]) -> Any:
+    """Worker-process entry: ``method(*args)`` on this process's server of ``corpus_dir``."""
+    server = _SERVED.get(corpus_dir)
+    if server is None:
+        server = _SERVED[corpus_dir] = ShardServer(corpus_dir)
+    return getattr(server, method)(*args)
 
 
 class _ProcessServer:
+    """A worker process (:mod:`snapaudit.testbed.corpus.workers`) holding a ShardServer."""
+
     def __init__(self, corpus_dir: str):
-        ctx = multiprocessing.get_context("spawn")
-        self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_serve, args=(child, corpus_dir), daemon=True)
-        self.proc.start()
-        child.close()
+        self.dir = corpus_dir
+        self.worker = Worker()
 
     def call(self, method: str, *args: Any) -> Any:
-        self.conn.send((method, args))
+        self.worker.send(serve_call, self.dir, method, args)
         return self
 
     def result(self) -> Any:
-        ok, value = self.conn.recv()
-        if not ok:
-            raise BackendError(f"shard server: {value}")
-        return value
+        try:
+            return self.worker.receive()
+        except BackendError:
+            raise
+        except Exception as exc:
+            raise BackendError(f"shard server: {type(exc).__name__}: {exc}") from exc
 
     def close(self) -> None:
-        self.conn.send(None)
-        self.proc.join(timeout=10)
+        self.worker.close()
 
 
 class _InlineServer:
@@ -149,7 +148,15 @@ class ShardedBm25:
         if engine == "local":
             if workers == 1:
                 return [_InlineServer(str(self.dir))]
-            return [_ProcessServer(str(self.dir)) for _ in range(workers)]
+            servers: list[Any] = []
+            try:
+                for _ in range(workers):
+                    servers.append(_ProcessServer(str(self.dir)))
+            except BaseException:
+                for srv in servers:
+                    srv.close()
+                raise
+            return servers
         if engine == "ray":
             from snapaudit.testbed.corpus.engine import ray_connect, ray_module
 

@@ -1,0 +1,181 @@
+"""Local worker processes that never import the caller's ``__main__``, reaped deterministically.
+
+Each worker is ``python -c "from snapaudit.testbed.corpus.workers import serve; serve()"``:
+it reads length-prefixed pickles ``(function, args)`` on stdin and answers ``(ok, value)`` on
+stdout, one call at a time, until stdin closes. Functions travel by reference (module and
+name), so they must be importable module-level functions. Unlike ``multiprocessing`` with
+``spawn`` or ``forkserver``, the worker does not re-run the caller's script, so
+``build_corpus(workers=2)`` needs no ``if __name__ == "__main__":`` guard. Workers ignore
+Ctrl-C (the caller decides) and exit when their stdin closes; :meth:`Worker.close` waits for
+each process and closes its pipes, so no process outlives the pool and none is left for the
+garbage collector to reap.
+
+:class:`WorkerPool` runs submitted calls on N workers (one feeder thread per worker, a shared
+queue) and returns :class:`concurrent.futures.Future` objects.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import queue
+import signal
+import struct
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import IO, Any
+
+from snapaudit.errors import BackendError
+
+_BOOT = "from snapaudit.testbed.corpus.workers import serve; serve()"
+_LEN = struct.Struct("<Q")
+
+
+def _send(f: IO[bytes], obj: Any) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    f.write(_LEN.pack(len(data)) + data)
+    f.flush()
+
+
+def _recv(f: IO[bytes]) -> Any:
+    head = f.read(_LEN.size)
+    if len(head) < _LEN.size:
+        raise EOFError
+    size = _LEN.unpack(head)[0]
+    data = f.read(size)
+    if len(data) < size:
+        raise EOFError
+    return pickle.loads(data)
+
+
+def serve() -> None:
+    """The worker loop (stdin -> calls -> stdout); stray prints go to stderr."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    inp = sys.stdin.buffer
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    while True:
+        try:
+            fn, args = _recv(inp)
+        except EOFError:
+            return
+        try:
+            answer: tuple[bool, Any] = (True, fn(*args))
+        except Exception as exc:
+            answer = (False, exc)
+        try:
+            _send(out, answer)
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            _send(out, (False, BackendError(f"worker answer not picklable: {exc}")))
+
+
+class Worker:
+    """One worker process; :meth:`call` runs ``fn(*args)`` there and returns its value."""
+
+    def __init__(self) -> None:
+        path = os.pathsep.join(p for p in sys.path if p)
+        env = {**os.environ, "PYTHONPATH": path}
+        self.proc = subprocess.Popen([sys.executable, "-c", _BOOT], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, env=env)
+
+    def send(self, fn: Callable[..., Any], *args: Any) -> None:
+        assert self.proc.stdin is not None
+        try:
+            _send(self.proc.stdin, (fn, args))
+        except BrokenPipeError as exc:
+            raise self._died() from exc
+
+    def receive(self) -> Any:
+        assert self.proc.stdout is not None
+        try:
+            ok, value = _recv(self.proc.stdout)
+        except EOFError:
+            raise self._died() from None
+        if not ok:
+            raise value
+        return value
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        self.send(fn, *args)
+        return self.receive()
+
+    def _died(self) -> BackendError:
+        code = self.proc.poll()
+        return BackendError(f"worker process {self.proc.pid} exited (code {code})")
+
+    def close(self, kill: bool = False) -> None:
+        """Stop the worker (at once with ``kill``), wait for it, close its pipes."""
+        if kill and self.proc.poll() is None:
+            self.proc.kill()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(BrokenPipeError):
+                    pipe.close()
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class WorkerPool:
+    """``workers`` worker processes fed from one queue; :meth:`submit` returns a Future."""
+
+    def __init__(self, workers: int):
+        self.workers: list[Worker] = []
+        self._tasks: queue.Queue[tuple[Callable[..., Any], tuple[Any, ...], Future[Any]] | None]
+        self._tasks = queue.Queue()
+        self._threads: list[threading.Thread] = []
+        try:
+            for _ in range(workers):
+                self.workers.append(Worker())
+        except BaseException:
+            self.close(kill=True)
+            raise
+        for w in self.workers:
+            t = threading.Thread(target=self._feed, args=(w,), daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def _feed(self, worker: Worker) -> None:
+        while True:
+            item = self._tasks.get()
+            if item is None:
+                return
+            fn, args, fut = item
+            if not fut.set_running_or_notify_cancel():
+                continue
+            try:
+                fut.set_result(worker.call(fn, *args))
+            except BaseException as exc:
+                fut.set_exception(exc)
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        fut: Future[Any] = Future()
+        self._tasks.put((fn, args, fut))
+        return fut
+
+    def close(self, kill: bool = False) -> None:
+        """Finish queued calls (or, with ``kill``, cancel them and stop the workers at once),
+        then wait for every worker process."""
+        if kill:
+            while True:
+                try:
+                    item = self._tasks.get_nowait()
+                except queue.Empty:
+                    break
+                if item is not None:
+                    item[2].cancel()
+            for w in self.workers:
+                if w.proc.poll() is None:
+                    w.proc.kill()  # a feeder blocked on its answer gets EOF
+        for _ in self._threads:
+            self._tasks.put(None)
+        for t in self._threads:
+            t.join()
+        for w in self.workers:
+            w.close()
