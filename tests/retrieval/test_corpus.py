@@ -17,6 +17,7 @@ from snapaudit.testbed.corpus.build import (
     shard_path,
     verify_corpus,
 )
+from snapaudit.testbed.retrieval.bm25 import Bm25Retriever
 
 from .conftest import generated_docs, write_jsonl
 
@@ -99,3 +100,21 @@ def test_docstore_lookup(make_corpus) -> None:  # type: ignore[no-untyped-def]
     assert (doc.url, doc.text) == (rows[17]["url"], rows[17]["text"])
     with pytest.raises(KeyError):
         store.document("nope")
+
+
+def test_shard_lines_are_canonical_json_for_any_text(tmp_path: Path) -> None:
+    texts = ['plain words', 'a "quoted" word', "back\\slash", "line\nbreak\ttab\x00nul\x1f",
+             "naïve Ünïcode ＡＢＣ", "\u2028 and \u2029 and \x7f", "emoji 😀 数学", "",
+             'mix é "ü" \n']
+    rows = [{"id": f"t{i}\u00e9\"\\", "url": f"https://e/{i}?q=\"x\"", "text": t}
+            for i, t in enumerate(texts)]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    build_corpus([CorpusInput(src)], tmp_path / "c", shards=1, batch_docs=4)
+    got = (tmp_path / "c" / "shards" / "shard-00.jsonl").read_bytes().splitlines()
+    want = [json.dumps({"id": r["id"], "text": r["text"], "url": r["url"]}, ensure_ascii=False,
+                       separators=(",", ":")).encode() for r in rows]
+    assert got == want
+    assert DocStore(tmp_path / "c").document("t1é\"\\").text == 'a "quoted" word'
+    ret = Bm25Retriever(tmp_path / "c")  # the index saw the decoded texts ("\\n" is a break)
+    assert [h.doc_id for h in ret.search("break slash", 1, 5)] == ["t2é\"\\", "t3é\"\\"]

@@ -58,12 +58,24 @@ def _batches(path: Path, byte_lo: int, byte_hi: int) -> Iterator[list[str]]:
             if not line:
                 break
             left -= len(line)
-            batch.append(json.loads(line)["text"])
+            batch.append(_text(line))
             if len(batch) == BATCH_DOCS:
                 yield batch
                 batch = []
         if batch:
             yield batch
+
+
+def _text(line: bytes) -> str:
+    """The text of a canonical shard line ``{"id":..,"text":..,"url":..}``. Without a
+    backslash no string holds an escaped quote, so the text is the bytes between the
+    ``"text":"`` key and the ``","url":"`` that follows it (same as ``json.loads``)."""
+    if 92 not in line:  # no "\\"
+        i, j = line.find(b'"text":"'), line.rfind(b'","url":"')
+        if 0 < i < j:
+            return line[i + 8: j].decode()
+    text: str = json.loads(line)["text"]
+    return text
 
 
 def build_segment(task: SegmentTask) -> dict[str, int]:
@@ -85,7 +97,8 @@ def build_segment(task: SegmentTask) -> dict[str, int]:
     out = shard_dir(Path(task.corpus_dir), task.shard) / f"seg-{task.seg:03d}"
     doclen = np.concatenate(lens).astype(np.int32) if lens else np.zeros(0, np.int32)
     kept = ~table.stop  # stopwords have no postings: not terms of the segment
-    words = [w for w, k in zip(table.words, kept.tolist(), strict=True) if k]
+    words = table.words if kept.all() else [w for w, k in zip(table.words, kept.tolist(),
+                                                               strict=True) if k]
     del table
     remap = (np.cumsum(kept) - 1).astype(np.int32)
     arrays = [remap[_cat(gids)], _cat(rows), _cat(tfs)]
@@ -118,31 +131,52 @@ def _write_segment(out: Path, vocab: list[str], arrays: list[Any], n_rows: int,
     """CSR by term (terms sorted by UTF-8 bytes), rows ascending within a term. ``arrays``
     (term ids, rows, tfs: int32) is emptied as they are used, to keep the peak low."""
     out.mkdir(parents=True, exist_ok=True)
-    words = np.array([t.encode() for t in vocab] or [b""], dtype=np.bytes_)[: len(vocab)]
+    words = np.array("\n".join(vocab).encode().split(b"\n"), dtype=np.bytes_)[: len(vocab)]
     del vocab
     order = np.argsort(words, kind="stable")
     rank = np.empty(len(order), dtype=np.int32)
     rank[order] = np.arange(len(order), dtype=np.int32)
-    gids, rows, tfs = arrays
-    arrays.clear()
-    tids = rank[gids] if len(gids) else np.zeros(0, dtype=np.int32)
+    gids = arrays[0]
+    arrays[0] = tids = rank[gids] if len(gids) else np.zeros(0, dtype=np.int32)
     del gids
     indptr = np.zeros(len(order) + 1, dtype=np.int64)
     np.cumsum(np.bincount(tids, minlength=len(order)), out=indptr[1:])
-    key = tids.astype(np.int64)
-    del tids
-    key *= max(n_rows, 1)
-    key += rows
-    perm = np.argsort(key)  # keys are unique: a total order
-    del key
     np.save(out / "terms.npy", words[order])
     np.save(out / "indptr.npy", indptr)
-    out_rows = rows[perm]
-    del rows
+    del tids
+    out_rows, out_tfs = _sort_postings(arrays, n_rows)
     out_rows += np.int32(row_lo)
     np.save(out / "rows.npy", out_rows.astype(np.int32, copy=False))
     del out_rows
-    np.save(out / "tfs.npy", tfs[perm].astype(np.int32, copy=False))
+    np.save(out / "tfs.npy", out_tfs.astype(np.int32, copy=False))
+
+
+def _sort_postings(arrays: list[Any], n_rows: int) -> tuple[Any, Any]:
+    """Rows and tfs of ``arrays`` (term ids, rows, tfs; emptied) ordered by (term, row),
+    pairs that are unique. One in-place sort of (term, row, tf) packed in 64 bits when they
+    fit, else an argsort of (term, row)."""
+    tids, rows, tfs = arrays
+    arrays.clear()
+    row_bits = max(n_rows, 1).bit_length()
+    tf_bits = int(tfs.max()).bit_length() if len(tfs) else 1
+    term_bits = int(tids.max()).bit_length() if len(tids) else 1
+    if row_bits + tf_bits + term_bits > 64:
+        key = tids.astype(np.int64) * max(n_rows, 1) + rows
+        perm = np.argsort(key)
+        return rows[perm], tfs[perm]
+    key = tids.astype(np.uint64)
+    key <<= np.uint64(row_bits + tf_bits)
+    part = rows.astype(np.uint64)
+    part <<= np.uint64(tf_bits)
+    key |= part
+    part[:] = tfs
+    key |= part
+    del part, tids, rows, tfs
+    key.sort()
+    tf_out = (key & np.uint64((1 << tf_bits) - 1)).astype(np.int32)
+    key >>= np.uint64(tf_bits)
+    key &= np.uint64((1 << row_bits) - 1)
+    return key.astype(np.int32), tf_out
 
 
 def plan_segments(corpus_dir: Path, shard: int, offsets: Any, total_bytes: int,

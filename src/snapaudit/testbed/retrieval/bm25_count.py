@@ -79,13 +79,11 @@ def _hashes(cp: Any, starts: Any, ends: Any) -> tuple[Any, Any]:
     from prefix sums over the whole batch (sequential passes, no per-token work)."""
     n = len(cp)
     pw1, ip1, pw2, ip2 = _powers(n)
-    cp64 = cp.astype(np.uint64)
     acc = np.zeros(n + 1, dtype=np.uint64)
-    tmp = np.empty(n, dtype=np.uint64)
     out = []
     for pw, ip in ((pw1, ip1), (pw2, ip2)):
-        np.multiply(cp64, pw[:n], out=tmp)
-        np.cumsum(tmp, out=acc[1:])
+        np.multiply(cp, pw[:n], out=acc[1:])
+        np.cumsum(acc[1:], out=acc[1:])
         out.append((acc[ends] - acc[starts]) * ip[starts])
     return _mix(out[0]), out[1]
 
@@ -116,11 +114,14 @@ def fold(text: str) -> str:
 
 class TermTable:
     """The vocabulary of one segment, keyed by the two token hashes (numpy, no Python work
-    per token or per known term): ``words[gid]``, ``stop[gid]``. A new term costs one string
-    cut; two different terms with equal first hash raise (never merged silently)."""
+    per token or per known term): ``words[gid]``, ``stop[gid]``. New terms arrive as code
+    points (decoded to strings in one call when ``words`` is read); two different terms with
+    equal first hash raise (never merged silently)."""
 
     def __init__(self) -> None:
-        self.words: list[str] = []
+        self._words: list[str] = []
+        self._parts: list[Any] = []  # code points of terms not yet decoded, "\n" after each
+        self.size = 0
         self._stop = np.zeros(1 << 12, dtype=bool)
         self.index: dict[str, int] | None = None  # the per-token path's vocabulary, once used
         self._keys = np.zeros(0, dtype=np.uint64)   # sorted first hashes, merged ...
@@ -131,17 +132,35 @@ class TermTable:
         self._dgid = np.zeros(0, dtype=np.int64)
 
     @property
-    def stop(self) -> Any:
-        return self._stop[: len(self.words)]
+    def words(self) -> list[str]:
+        if self._parts:
+            buf = np.concatenate(self._parts)
+            self._parts = []
+            self._words += buf.tobytes().decode("utf-32-le", "surrogatepass").split("\n")[:-1]
+        return self._words
 
-    def append(self, words: list[str]) -> None:
-        n = len(self.words) + len(words)
+    @property
+    def stop(self) -> Any:
+        return self._stop[: self.size]
+
+    def _grow(self, n: int) -> None:
         if n > len(self._stop):
             grown = np.zeros(max(n, 2 * len(self._stop)), dtype=bool)
-            grown[: len(self.words)] = self.stop
+            grown[: self.size] = self.stop
             self._stop = grown
-        self._stop[len(self.words): n] = [w in STOPWORDS for w in words]
+
+    def append(self, words: list[str]) -> None:
+        n = self.size + len(words)
+        self._grow(n)
+        self._stop[self.size: n] = [w in STOPWORDS for w in words]
         self.words.extend(words)
+        self.size = n
+
+    def append_code_points(self, buf: Any, count: int) -> None:
+        """``count`` new terms (never stopwords), as code points each followed by ``\n``."""
+        self._grow(self.size + count)
+        self._parts.append(buf)
+        self.size += count
 
     @staticmethod
     def _find(keys: Any, u: Any) -> tuple[Any, Any]:
@@ -150,9 +169,10 @@ class TermTable:
         found = (pos < len(keys)) & (keys[pos_c] == u) if len(keys) else np.zeros(len(u), bool)
         return pos_c, found
 
-    def lookup(self, u: Any, h2: Any, cut: Callable[[Any], list[str]]) -> Any:
+    def lookup(self, u: Any, h2: Any, cut: Callable[[Any], Any]) -> Any:
         """Segment ids of the distinct terms ``u`` (sorted first hashes) of a batch;
-        ``cut(positions)`` gives the strings of the terms at those positions (the new ones)."""
+        ``cut(positions)`` gives the code points of the terms at those positions (the new
+        ones), each followed by ``\n``."""
         gid = np.full(len(u), -1, dtype=np.int64)
         for keys, hs, ids in ((self._keys, self._h2, self._gid),
                               (self._dkeys, self._dh2, self._dgid)):
@@ -162,22 +182,23 @@ class TermTable:
             gid[found] = ids[pos[found]]
         new = np.flatnonzero(gid < 0)
         if len(new):
-            base = len(self.words)
-            self.append(cut(new))
+            base = self.size
+            self.append_code_points(cut(new), len(new))
             gid[new] = np.arange(base, base + len(new))
             self._add(u[new], h2[new], gid[new])
         return gid
 
     def _add(self, u: Any, h2: Any, gid: Any) -> None:
-        keys = np.concatenate([self._dkeys, u])
-        order = np.argsort(keys, kind="stable")
-        self._dkeys, self._dh2 = keys[order], np.concatenate([self._dh2, h2])[order]
-        self._dgid = np.concatenate([self._dgid, gid])[order]
+        """Merge sorted new keys into the delta (and the delta into the main table when it
+        grows): insertion at ``searchsorted`` positions, linear, no re-sort."""
+        at = np.searchsorted(self._dkeys, u)
+        self._dkeys, self._dh2 = np.insert(self._dkeys, at, u), np.insert(self._dh2, at, h2)
+        self._dgid = np.insert(self._dgid, at, gid)
         if len(self._dkeys) > max(1 << 14, len(self._keys) // 4):
-            keys = np.concatenate([self._keys, self._dkeys])
-            order = np.argsort(keys, kind="stable")
-            self._keys, self._h2 = keys[order], np.concatenate([self._h2, self._dh2])[order]
-            self._gid = np.concatenate([self._gid, self._dgid])[order]
+            at = np.searchsorted(self._keys, self._dkeys)
+            self._keys = np.insert(self._keys, at, self._dkeys)
+            self._h2 = np.insert(self._h2, at, self._dh2)
+            self._gid = np.insert(self._gid, at, self._dgid)
             self._dkeys = np.zeros(0, dtype=np.uint64)
             self._dh2 = np.zeros(0, dtype=np.uint64)
             self._dgid = np.zeros(0, dtype=np.int64)
@@ -244,22 +265,26 @@ def _count(texts: Sequence[str], table: TermTable) -> Counts:
     folded = [fold(t) for t in texts]
     joined = "\n".join(folded) + "\n"
     cp = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    edge = np.diff(_alnum_table()[cp].view(np.int8), prepend=np.int8(0))
-    starts, ends = np.flatnonzero(edge == 1), np.flatnonzero(edge == -1)
+    alnum = _alnum_table()[cp]
+    change = np.flatnonzero(alnum[1:] != alnum[:-1]) + 1  # runs alternate: start, end, ...
+    if len(alnum) and alnum[0]:
+        change = np.concatenate([np.zeros(1, dtype=change.dtype), change])
+    starts, ends = change[0::2], change[1::2]  # the text ends with "\n": every run ends
     keep = (ends - starts) <= MAX_TOKEN_CHARS
-    starts, ends = starts[keep], ends[keep]
+    if not keep.all():
+        starts, ends = starts[keep], ends[keep]
     lens = np.fromiter(map(len, folded), dtype=np.int64, count=len(folded)) + 1
     doc = np.repeat(np.arange(len(folded), dtype=np.int32), lens)[starts]
     h1, h2 = _hashes(cp, starts, ends)
     s1, s2, mask = _stop_hashes()
-    at = (h1 & mask).astype(np.int64)
-    hit = s1[at] == h1
-    stop = hit & (s2[at] == h2)
-    if np.any(hit & ~stop):
-        raise _Collision
-    if np.any(stop):  # stopwords go before the sort (a third of running text)
-        keep = ~stop
-        h1, h2, doc, starts, ends = h1[keep], h2[keep], doc[keep], starts[keep], ends[keep]
+    at = (h1 & mask).astype(np.intp)
+    hit = np.flatnonzero(s1[at] == h1)
+    if len(hit):  # stopwords go before the sort (a third of running text)
+        if np.any(s2[at[hit]] != h2[hit]):
+            raise _Collision
+        keep_at = np.flatnonzero(s1[at] != h1)
+        h1, h2, doc, starts, ends = (h1[keep_at], h2[keep_at], doc[keep_at], starts[keep_at],
+                                     ends[keep_at])
     order, new_term = _group(h1)
     h1, h2, doc = h1[order], h2[order], doc[order]
     if np.any(~new_term[1:] & (h2[1:] != h2[:-1])):
@@ -271,17 +296,19 @@ def _count(texts: Sequence[str], table: TermTable) -> Counts:
     term_at = np.flatnonzero(new_term)
     first = order[term_at]
     starts_l, ends_l = starts[first], ends[first]
-    def cut(new: Any) -> list[str]:
-        return [joined[a:b] for a, b in zip(starts_l[new].tolist(), ends_l[new].tolist(),
-                                            strict=True)]
+
+    def cut(new: Any) -> Any:
+        s, n = starts_l[new], ends_l[new] - starts_l[new] + 1  # the term and one separator
+        end = np.cumsum(n)
+        buf = cp[np.arange(int(end[-1])) - np.repeat(end - n - s, n)]
+        buf[end - 1] = 10
+        return buf
 
     gid = table.lookup(h1[term_at], h2[term_at], cut)
     gids = gid[np.cumsum(new_term)[pair_at] - 1]
-    kept = ~table.stop[gids] if len(gids) else np.zeros(0, dtype=bool)
-    docs = doc[pair_at].astype(np.int64)[kept]
-    tfs = tfs[kept]
+    docs = doc[pair_at].astype(np.int64)
     doc_lens = np.bincount(docs, weights=tfs, minlength=len(texts)).astype(np.int64)
-    return Counts(doc_lens, gids[kept], docs, tfs.astype(np.int64))
+    return Counts(doc_lens, gids, docs, tfs.astype(np.int64))
 
 
 def _slow(texts: Sequence[str], table: TermTable) -> Counts:
