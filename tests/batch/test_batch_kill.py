@@ -29,7 +29,8 @@ from snapaudit.run.status import format_status, run_status
 PREFIX = {"openai": "batch", "anthropic": "msgbatch"}
 
 
-def _kill_when(server: FakeBatchServer, tmp: Path, backend: str, ready: str) -> None:
+def _kill_when(server: FakeBatchServer, tmp: Path, backend: str, ready: str,
+               sig: signal.Signals = signal.SIGKILL) -> int:
     proc = cli(tmp, server, backend)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
@@ -37,12 +38,14 @@ def _kill_when(server: FakeBatchServer, tmp: Path, backend: str, ready: str) -> 
             break
         time.sleep(0.01)
     alive = proc.poll() is None
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    proc.send_signal(sig)
+    rc = proc.wait(timeout=60)
     assert proc.stderr is not None
     err = proc.stderr.read().decode()
     proc.stderr.close()
     assert alive, f"the run ended before it could be killed: {err}"
+    assert "Traceback" not in err
+    return rc
 
 
 def _pending(tmp: Path) -> int:
@@ -120,3 +123,16 @@ def _interrupted(tmp: Path) -> int:
     rows = query(tmp / "run" / "ledger.sqlite", "SELECT COUNT(*) FROM attempts WHERE "
                  "stage='answer' AND outcome='interrupted'")
     return int(rows[0][0])
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_polling_exits_130_and_keeps_the_batch(tmp_path: Path) -> None:
+    with FakeBatchServer(responder=responder, polls_to_end=10**6) as server:
+        assert _kill_when(server, tmp_path, "openai", "polls", signal.SIGINT) == 130
+        assert batches(tmp_path) == [("submitted", "batch_0001", CELLS)]
+        assert _pending(tmp_path) == CELLS and _interrupted(tmp_path) == 0
+        server.polls_to_end = 1
+        results = run_batch(tmp_path, server, "openai")
+        submissions = dict(server.submissions)
+    assert len(submissions) == CELLS and set(submissions.values()) == {1}
+    assert claims(results) == claims(sync_results(tmp_path, "openai"))

@@ -86,3 +86,22 @@ def test_answers_and_judge_packets_both_go_through_batches(tmp_path: Path) -> No
     assert stages == [("answer", 2), ("judge:j", 1)]
     assert claims(results) == claims(sync_results(tmp_path, "openai", judge="anthropic"))
     assert results["kernels"]["semantic"]["d_hat"] == results["kernels"]["exact"]["d_hat"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_unknown_answers_are_accepted_and_empty_ones_retried(tmp_path: Path,
+                                                            backend: str) -> None:
+    """A valid answer (UNKNOWN included) is never redrawn; an empty one is transport-invalid."""
+    def unknown(call: object) -> str:
+        return '{"answer": "UNKNOWN"}'
+
+    with FakeBatchServer(responder=unknown, empty_answers=4) as server:
+        run_batch(tmp_path, server, backend)
+        sizes = [len(b.requests) for b in server.batches]
+    assert sizes == [CELLS, 4]
+    assert reasons(tmp_path) == {"invalid_answer": 4}  # the prompt parser refuses ""
+    db = tmp_path / "run" / "ledger.sqlite"
+    assert {json.loads(p)["answer"] for _, p in accepted(db).values()} == {"UNKNOWN"}
+    per_cell = query(db, "SELECT COUNT(*), COUNT(*) FILTER (WHERE outcome='accepted') FROM "
+                         "attempts WHERE stage='answer' GROUP BY cell_key")
+    assert sorted(per_cell) == [(1, 1)] * (CELLS - 4) + [(2, 1)] * 4

@@ -15,7 +15,8 @@ A batch ends on its ``polls_to_end``-th GET, as planned by ``plan`` (one word pe
 batch, in order; ``complete`` when the plan runs out): ``complete``, ``expire`` or
 ``cancel`` (the first half of its requests succeed, the rest expire or are cancelled).
 ``request_errors = N``: the next N requests submitted fail inside their batch (HTTP 500 in
-OpenAI's error file, ``errored`` in Anthropic's results). Results files list requests in
+OpenAI's error file, ``errored`` in Anthropic's results); ``empty_answers = N``: the next N
+succeed with the content ``{"answer": ""}``. Results files list requests in
 reverse order (a client must match by custom id). ``hold`` = ``upload``,
 ``create_before`` (before the batch exists), ``create_after`` (the batch exists, its id is
 never answered) or ``poll`` makes that request hang and sets ``held``; :meth:`release`
@@ -46,6 +47,7 @@ class FakeBatch:
     id: str
     requests: list[tuple[str, dict[str, Any]]]  # (custom_id, body)
     errors: set[str]  # custom ids that fail
+    empty: set[str]  # custom ids answered with an empty answer
     created_at: float
     metadata: dict[str, Any]
     plan: str = "complete"
@@ -63,6 +65,7 @@ class FakeBatchServer(LoopbackServer):
     usage: tuple[int, int] = (12, 5)
     polls_to_end: int = 1
     request_errors: int = 0
+    empty_answers: int = 0
     plan: deque[str] = field(default_factory=deque)
     hold: str | None = None
     submissions: Counter[str] = field(default_factory=Counter)
@@ -103,14 +106,17 @@ class FakeBatchServer(LoopbackServer):
 
     def _create(self, api: str, requests: list[tuple[str, dict[str, Any]]],
                 metadata: dict[str, Any]) -> FakeBatch:
-        errors = set()
+        errors, empty = set(), set()
         for cid, _ in requests:
             self.submissions[cid] += 1
             if self.request_errors > 0:
                 self.request_errors -= 1
                 errors.add(cid)
+            elif self.empty_answers > 0:
+                self.empty_answers -= 1
+                empty.add(cid)
         prefix = "batch_" if api == "openai" else "msgbatch_"
-        batch = FakeBatch(api, f"{prefix}{len(self.batches) + 1:04d}", requests, errors,
+        batch = FakeBatch(api, f"{prefix}{len(self.batches) + 1:04d}", requests, errors, empty,
                           datetime.now(UTC).timestamp(), metadata,
                           self.plan.popleft() if self.plan else "complete")
         self.batches.append(batch)
@@ -143,8 +149,8 @@ class FakeBatchServer(LoopbackServer):
                 out.append((cid, "succeeded", body))
         return out[::-1]
 
-    def _content(self, api: str, body: dict[str, Any]) -> str:
-        return self.responder(LLMCall(api, {}, body))
+    def _content(self, api: str, body: dict[str, Any], empty: bool) -> str:
+        return '{"answer": ""}' if empty else self.responder(LLMCall(api, {}, body))
 
     # ------------------------------------------------------------ OpenAI
 
@@ -177,7 +183,8 @@ class FakeBatchServer(LoopbackServer):
         if batch.ended:
             ok, bad = [], []
             for cid, kind, body in self._outcomes(batch):
-                (ok if kind == "succeeded" else bad).append(self._openai_line(cid, kind, body))
+                line = self._openai_line(cid, kind, body, batch.empty)
+                (ok if kind == "succeeded" else bad).append(line)
             for name, lines in (("output_file_id", ok), ("error_file_id", bad)):
                 if lines:
                     file_id = f"file-{batch.id}-{name[:3]}"
@@ -185,10 +192,11 @@ class FakeBatchServer(LoopbackServer):
                     out[name] = file_id
         return out
 
-    def _openai_line(self, cid: str, kind: str, body: dict[str, Any]) -> dict[str, Any]:
+    def _openai_line(self, cid: str, kind: str, body: dict[str, Any],
+                     empty: set[str]) -> dict[str, Any]:
         line: dict[str, Any] = {"id": f"batch_req_{cid}", "custom_id": cid, "error": None}
         if kind == "succeeded":
-            envelope = _openai(body, self._content("openai", body), self.usage)
+            envelope = _openai(body, self._content("openai", body, cid in empty), self.usage)
             line["response"] = {"status_code": 200, "request_id": "req", "body": envelope}
         elif kind == "errored":
             line["response"] = {"status_code": 500, "request_id": "req",
@@ -256,7 +264,7 @@ class FakeBatchServer(LoopbackServer):
         for cid, kind, body in self._outcomes(batch):
             if kind == "succeeded":
                 result: dict[str, Any] = {"type": "succeeded", "message": _anthropic(
-                    body, self._content("anthropic", body), self.usage)}
+                    body, self._content("anthropic", body, cid in batch.empty), self.usage)}
             elif kind == "errored":
                 result = {"type": "errored", "error": {"type": "error", "error": {
                     "type": "api_error", "message": "injected request error"}}}
