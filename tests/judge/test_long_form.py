@@ -167,3 +167,26 @@ def test_packets_split_under_the_budget_and_a_malformed_verdict_retries_one_pack
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["kernels"]["semantic"]["d_hat"] == pytest.approx(25.0)
     assert results["kernels"]["semantic"]["d_hat"] == pytest.approx(_d_from_verdicts(judge, svc))
+
+
+def test_judge_replicas_share_the_packets_and_each_attempt_names_its_replica(
+        tmp_path: Path) -> None:
+    write_world(tmp_path, n=QUESTIONS)
+    judge = FactJudge()
+    with LongFormService(planted=PLANTED) as svc, FakeLLMServer(responder=judge) as one, \
+            FakeLLMServer(responder=judge) as two:
+        proto = _protocol(tmp_path, svc, one.openai_base_url)
+        proto.write_text(proto.read_text(encoding="utf-8").replace(
+            "[run]\n", f'[run]\nreplicas = [["{one.openai_base_url}", '
+            f'"{two.openai_base_url}"]]\n'), encoding="utf-8")
+        assert _exit(["run", str(proto), "--run-dir", str(tmp_path / "run"),
+                      "--progress", "silent"]) == 0
+        calls = (len(one.calls), len(two.calls))
+    metas = [json.loads(m) for (m,) in query(
+        tmp_path / "run" / "ledger.sqlite",
+        "SELECT meta FROM attempts WHERE stage='judge:llm' AND outcome='accepted'")]
+    served = [m["replica"] for m in metas]
+    assert calls[0] > 0 and calls[1] > 0 and sum(calls) == len(metas)
+    assert (served.count(one.openai_base_url.rstrip("/")),
+            served.count(two.openai_base_url.rstrip("/"))) == calls
+    assert all(m["model"] for m in metas)

@@ -38,12 +38,13 @@ class Judge(Protocol):
         ...
 
 
-async def judge_with_usage(judge: Judge, packet: JudgePacket,
-                           seed: int) -> tuple[dict[tuple[str, str], bool], dict[str, int]]:
-    """``judge.judge`` plus the tokens the call used, for judges that meter them (an LLM
-    judge defines ``judge_metered``); others report no usage."""
+async def judge_with_usage(judge: Judge, packet: JudgePacket, seed: int
+                           ) -> tuple[dict[tuple[str, str], bool], dict[str, int], dict[str, Any]]:
+    """``judge.judge`` plus the tokens the call used and its metadata (the replica that
+    served it, the model's finish reason) for judges that meter them (an LLM judge defines
+    ``judge_metered``); others report neither."""
     metered = getattr(judge, "judge_metered", None)
     if metered is None:
-        return await judge.judge(packet, seed), {}
-    verdict, usage = await metered(packet, seed)
-    return verdict, dict(usage)
+        return await judge.judge(packet, seed), {}, {}
+    verdict, usage, meta = await metered(packet, seed)
+    return verdict, dict(usage), dict(meta)

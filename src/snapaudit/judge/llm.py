@@ -64,11 +64,13 @@ class LLMJudge:
     async def judge(self, packet: JudgePacket, seed: int) -> Verdict:
         return (await self.judge_metered(packet, seed))[0]
 
-    async def judge_metered(self, packet: JudgePacket,
-                            seed: int) -> tuple[Verdict, dict[str, int]]:
-        """The verdict and the tokens the call used (as the provider reported them)."""
+    async def judge_metered(self, packet: JudgePacket, seed: int
+                            ) -> tuple[Verdict, dict[str, int], dict[str, Any]]:
+        """The verdict, the tokens the call used (as the provider reported them) and the
+        call's metadata (model, finish reason, the replica that served it)."""
         result = await self._generator.generate(self.request(packet, seed))
-        return parse_verdict_text(packet, result.text), dict(result.usage)
+        meta = {"model": result.model, **result.meta}
+        return parse_verdict_text(packet, result.text), dict(result.usage), meta
 
     async def aclose(self) -> None:
         if not self._shared:

@@ -110,8 +110,8 @@ async def _judge_questions(run: Run, answers: Sequence[AnswerRow]) -> None:
                     return payload
 
                 async def call(attempt: int, seed: int) -> CellResult:
-                    verdict, usage = await judge_with_usage(judge, packet, seed)
-                    return CellResult(payload_of(verdict), usage)
+                    verdict, usage, meta = await judge_with_usage(judge, packet, seed)
+                    return CellResult(payload_of(verdict), usage, meta=meta)
                 return call, batch.judge(judge, packet, payload_of)
 
             key = f"{qid}#{k}/{len(packets)}" if split else qid
