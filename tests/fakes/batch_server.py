@@ -73,6 +73,8 @@ class FakeBatchServer(LoopbackServer):
     files: dict[str, bytes] = field(default_factory=dict)
     polls: int = 0
 
+    client_max_size = 1024**3  # batch files and inline batches are large
+
     def __post_init__(self) -> None:
         LoopbackServer.__init__(self)
         self.held = threading.Event()

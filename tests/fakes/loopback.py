@@ -13,6 +13,8 @@ from aiohttp import web
 class LoopbackServer:
     """Subclasses add their routes in :meth:`routes` and call ``super().__init__()``."""
 
+    client_max_size = 1024**2  # aiohttp's default cap on a request body
+
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -42,7 +44,7 @@ class LoopbackServer:
 
     async def _start(self) -> None:
         self._stopping = asyncio.Event()
-        app = web.Application()
+        app = web.Application(client_max_size=self.client_max_size)
         self.routes(app)
         self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.1,
                                     access_log=None)
