@@ -45,15 +45,19 @@ class _Segment:
 
     def postings_many(self, keys: Any, out: list[list[tuple[Any, Any]]]) -> None:
         """Append the postings of every term of ``keys`` (an ``S`` array) to ``out[i]``."""
-        if not len(self.terms):
+        n = len(self.terms)
+        if not n:
             return
-        at = np.searchsorted(self.terms, keys)
-        at_c = np.minimum(at, len(self.terms) - 1)
-        found = self.terms[at_c] == keys
-        for i in np.flatnonzero(found).tolist():
-            t = int(at_c[i])
-            lo, hi = int(self.indptr[t]), int(self.indptr[t + 1])
-            out[i].append((self.rows[lo:hi], self.tfs[lo:hi]))
+        at = self.terms.searchsorted(keys)
+        np.minimum(at, n - 1, out=at)
+        found = np.flatnonzero(self.terms[at] == keys)
+        if not len(found):
+            return
+        t = at[found]
+        lo, hi = self.indptr[t].tolist(), self.indptr[t + 1].tolist()
+        rows, tfs = self.rows, self.tfs
+        for i, a, z in zip(found.tolist(), lo, hi, strict=True):
+            out[i].append((rows[a:z], tfs[a:z]))
 
 
 Terms = list[tuple[str, int]]  # (term, count in the query), in first-occurrence order
@@ -73,6 +77,8 @@ class ShardIndex:
         self.segments = [_Segment(base / f"seg-{s:03d}") for s in range(segments)]
         self.ids = mapped(shard_path(self.dir, shard, ".ids.npy"))
         self._acc: Any = None
+        self._norms: dict[tuple[float, float, float], Any] = {}
+        self._maxdl = -1
         self._mark: Any = None
         self._recent: dict[str, list[tuple[Any, Any]]] = {}  # postings of the last query
 
@@ -100,16 +106,54 @@ class ShardIndex:
         return self.docs, self.tokens, [sum(len(r) for r, _ in self._postings(t))
                                         for t in terms]
 
+    def _norm_table(self, avgdl: float, k1: float, b: float) -> Any:
+        """``k1 * (1 - b + b * dl / avgdl)`` for every document length ``dl`` of the shard
+        (a table over lengths, not documents; kept for the last few prefixes): the same
+        float64 expression per element as on the documents' lengths themselves."""
+        key = (avgdl, k1, b)
+        table = self._norms.get(key)
+        if table is None:
+            if len(self._norms) >= 8:
+                self._norms.clear()
+            dl = np.arange(self._maxdl + 1, dtype=np.int32)
+            table = self._norms[key] = k1 * (1.0 - b + b * dl / avgdl)
+        return table
+
     def _accumulate(self, terms: Terms, idfs: list[float], avgdl: float, k1: float,
-                    b: float, acc: Any) -> list[Any]:
-        touched = []
+                    b: float, acc: Any) -> tuple[Any, bool] | None:
+        """Add every query term's contribution to ``acc`` at its postings' rows, in term
+        order (one vectorized pass over all the query's postings of the shard, then
+        ``np.add.at``, which adds element by element in that order: the same sums as term
+        at a time). Returns the touched rows and whether they may repeat."""
+        rows_l: list[Any] = []
+        tfs_l: list[Any] = []
+        weights: list[Any] = []
         for (term, qtf), idf in zip(terms, idfs, strict=True):
+            w = qtf * np.float64(idf)
             for rows, tfs in self._postings(term):
-                tf = tfs.astype(np.float64)
-                norm = k1 * (1.0 - b + b * self.doclen[rows] / avgdl)
-                acc[rows] += qtf * np.float64(idf) * tf / (tf + norm)
-                touched.append(rows)
-        return touched
+                rows_l.append(rows)
+                tfs_l.append(tfs)
+                weights.append(w)
+        if not rows_l:
+            return None
+        if len(rows_l) == 1:
+            rows, tf = rows_l[0], tfs_l[0].astype(np.float64)
+            weight: Any = weights[0]
+        else:
+            rows, tf = np.concatenate(rows_l), np.concatenate(tfs_l).astype(np.float64)
+            weight = np.repeat(np.array(weights), [len(r) for r in rows_l])
+        if self._maxdl < 0:
+            self._maxdl = int(self.doclen.max()) if len(self.doclen) else 0
+        dl = self.doclen[rows]
+        if self._maxdl < _MAX_TABLE:
+            norm = self._norm_table(avgdl, k1, b)[dl]
+        else:
+            norm = k1 * (1.0 - b + b * dl / avgdl)
+        norm += tf  # in place: weight * tf / (tf + norm), the same roundings per element
+        tf *= weight
+        tf /= norm
+        np.add.at(acc, rows, tf)
+        return rows, len(rows_l) > 1
 
     def scores(self, terms: Terms, idfs: list[float], avgdl: float, k1: float,
                b: float) -> Any:
@@ -126,10 +170,10 @@ class ShardIndex:
             self._mark = np.zeros(self.docs, dtype=np.int64)
         acc = self._acc
         touched = self._accumulate(terms, idfs, avgdl, k1, b, acc)
-        if not touched:
+        if touched is None:
             return []
-        rows = touched[0] if len(touched) == 1 else np.concatenate(touched)
-        if len(touched) > 1:
+        rows, repeats = touched
+        if repeats:  # keep each row's first occurrence
             pos = np.arange(len(rows))
             self._mark[rows] = pos
             rows = rows[self._mark[rows] == pos]
@@ -138,6 +182,9 @@ class ShardIndex:
         keep = _top_mask(vals, k)
         return [(float(v), bytes(self.ids[r]).decode())
                 for v, r in zip(vals[keep].tolist(), rows[keep].tolist(), strict=True)]
+
+
+_MAX_TABLE = 1 << 22  # longest document length served by a norm table (else computed)
 
 
 def _top_mask(vals: Any, k: int) -> Any:
