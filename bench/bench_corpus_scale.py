@@ -188,13 +188,13 @@ def main() -> None:
             subprocess.run(["rm", "-rf", str(out)], check=True)
             load = _load()
             r = _run(BUILD, [str(src), str(out), json.dumps(kw)], pp)
-            r["load_before"] = load
+            r["load_before"], r["load_after"] = load, _load()
             r["docs_per_s"] = n / r["wall"]
             row[name] = r
             trees[name] = _tree(out)
             print(f"{n:>8} {name:<9} wall {r['wall']:7.1f} s  cpu {r['cpu']:7.1f} s  "
                   f"{r['docs_per_s']:7.0f} docs/s  peak RSS driver {r['rss_driver_mb']:6.0f} MB "
-                  f"index worker {r['rss_worker_mb']:6.0f} MB  load {load:.1f}",
+                  f"index worker {r['rss_worker_mb']:6.0f} MB  load {load:.1f}-{_load():.1f}",
                   flush=True)
             out_json.write_text(json.dumps(results, indent=1))
         if len(set(trees.values())) > 1:
@@ -208,11 +208,12 @@ def main() -> None:
         corpus = work / f"c-{n}-local-1"
         if corpus.exists() and "query" not in row:
             row["query"] = _run(QUERY, [str(corpus), json.dumps(qs)], new_src)
-            if n <= args.baseline_max or "baseline" in row:
-                row["query_baseline"] = _run(QUERY, [str(corpus), json.dumps(qs)],
-                                             old_src / "src")
+            row["query_baseline"] = _run(QUERY, [str(corpus), json.dumps(qs)], old_src / "src")
+            row["query_again"] = _run(QUERY, [str(corpus), json.dumps(qs)], new_src)
+            row["query_load"] = _load()
             row["fanout_local2"] = _run(FANOUT, [str(corpus), json.dumps(qs), "local"], new_src)
-            print(f"  query ms: {row['query']} baseline {row.get('query_baseline')} "
+            print(f"  query ms: {row['query']} again {row['query_again']} "
+                  f"baseline {row.get('query_baseline')} load {row['query_load']:.1f} "
                   f"fan-out {row['fanout_local2']}", flush=True)
         if n == min(sizes) and "exact" not in row and corpus.exists():
             single = work / f"c-{n}-single"
