@@ -148,6 +148,8 @@ def main() -> None:
     ap.add_argument("--engines", default="local,ray")
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--exact-at", type=int, default=-1,
+                    help="size of the exactness check (default: the smallest; 0: none)")
     ap.add_argument("--workdir", default=str(Path(tempfile.gettempdir()) / "snapaudit-scale"))
     args = ap.parse_args()
     work = Path(args.workdir)
@@ -215,7 +217,8 @@ def main() -> None:
             print(f"  query ms: {row['query']} again {row['query_again']} "
                   f"baseline {row.get('query_baseline')} load {row['query_load']:.1f} "
                   f"fan-out {row['fanout_local2']}", flush=True)
-        if n == min(sizes) and "exact" not in row and corpus.exists():
+        exact_at = min(sizes) if args.exact_at < 0 else args.exact_at
+        if n == exact_at and "exact" not in row and corpus.exists():
             single = work / f"c-{n}-single"
             subprocess.run(["rm", "-rf", str(single)], check=True)
             _run(BUILD.replace("shards=7", "shards=1"), [str(src), str(single),
