@@ -12,6 +12,8 @@ from tests.batch.helpers import CELLS, batches, claims, reasons, responder, run_
 from tests.engine.ledger_view import accepted, query
 from tests.fakes.batch_server import FakeBatchServer
 
+from snapaudit.errors import FailFastError
+
 BACKENDS = ["openai", "anthropic"]
 # a request failing inside its batch, as each API reports it
 REQUEST_ERROR = {"openai": "http_5xx", "anthropic": "batch_request_error"}
@@ -105,3 +107,15 @@ def test_unknown_answers_are_accepted_and_empty_ones_retried(tmp_path: Path,
     per_cell = query(db, "SELECT COUNT(*), COUNT(*) FILTER (WHERE outcome='accepted') FROM "
                          "attempts WHERE stage='answer' GROUP BY cell_key")
     assert sorted(per_cell) == [(1, 1)] * (CELLS - 4) + [(2, 1)] * 4
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_batch_failing_whole_with_one_error_fails_fast(tmp_path: Path, backend: str) -> None:
+    """No second round (hours at a real provider) when every request fails identically."""
+    with FakeBatchServer(responder=responder, request_errors=CELLS) as server:
+        with pytest.raises(FailFastError, match="identical failures across"):
+            run_batch(tmp_path, server, backend)
+        sent = len(server.batches)
+    assert sent == 1
+    assert batches(tmp_path)[0][0] == "ended"  # its results were written before stopping
+    assert reasons(tmp_path) == {REQUEST_ERROR[backend]: CELLS}

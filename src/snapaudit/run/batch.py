@@ -27,9 +27,16 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import partial
 
-from snapaudit.errors import BackendError, ConfigError, RetriesExhaustedError, TransportInvalid
+from snapaudit.errors import (
+    BackendError,
+    ConfigError,
+    FailFastError,
+    RetriesExhaustedError,
+    TransportInvalid,
+)
 from snapaudit.hashing import sha256_json
 from snapaudit.progress import Progress
+from snapaudit.run.failures import FailureLog
 from snapaudit.run.ledger import Ledger
 from snapaudit.run.ledger.batches import BatchMember, BatchRow, NewRequest
 from snapaudit.run.runner import CellTask, RetryPolicy, StageSummary, run_cells
@@ -70,8 +77,7 @@ class BatchDriver:
         self.order = [t.cell_key for t in tasks]
         self.tag = ledger.batch_tag()
         self.failures: Counter[str] = Counter()  # per cell, in this invocation
-        self.reasons: Counter[str] = Counter()
-        self.last_error: dict[str, str] = {}
+        self.log = FailureLog(stage)  # reasons, last error, fail fast before any success
         self.counts = {"attempts": 0, "invalid": 0, "accepted": 0}
         self.fresh: set[int] = set()  # batches created by this invocation, never sent
         self.api_errors = 0
@@ -86,6 +92,7 @@ class BatchDriver:
     async def run(self) -> StageSummary:
         done = self.ledger.accepted_keys(self.stage)
         before = len(done & set(self.tasks))
+        self.log.accepted = len(done)
         self.progress.stage(self.stage, total=len(self.tasks))
         if before:
             self.progress.advance(before)
@@ -100,8 +107,8 @@ class BatchDriver:
         exhausted = [k for k in self.order if self.failures[k] >= self.policy.max_attempts
                      and k not in self.ledger.accepted_keys(self.stage)]
         if exhausted:
-            raise RetriesExhaustedError(self.stage, exhausted, dict(self.reasons),
-                                        self.last_error)
+            raise RetriesExhaustedError(self.stage, exhausted, dict(self.log.reasons),
+                                        self.log.last_error)
         return StageSummary(self.stage, len(self.tasks), before, self.counts["accepted"],
                             self.counts["attempts"], self.counts["invalid"])
 
@@ -211,6 +218,7 @@ class BatchDriver:
         assert batch.provider_batch_id is not None
         results = await provider.results(batch.provider_batch_id)
         ops = []
+        failed: list[tuple[str, str, str]] = []
         accepted = 0
         for m in members:
             task, _ = self._call(m.cell_key)
@@ -232,8 +240,7 @@ class BatchDriver:
                                    outcome="transport_invalid", reason=exc.reason,
                                    error=detail or None))
                 self.failures[m.cell_key] += 1
-                self.reasons[exc.reason] += 1
-                self.last_error[self.stage] = f"{exc.reason}: {detail}"
+                failed.append((m.cell_key, exc.reason, detail))
                 self.counts["invalid"] += 1
                 continue
             meta = {**cell.meta, "batch": batch.local_id,
@@ -245,6 +252,11 @@ class BatchDriver:
             accepted += 1
         self.ledger.end_batch(batch.id, status, ops)
         self.counts["accepted"] += accepted
+        self.log.accepted += accepted
+        for key, reason, detail in failed:  # written first: the batch's results are kept
+            fatal = self.log.record(key, reason, detail)
+            if fatal is not None:
+                raise FailFastError(self.stage, fatal, self.log.identical, self.log.cells)
         self.progress.advance(accepted)
         self.progress.info(f"batch {batch.local_id} {status}: {accepted} accepted, "
                            f"{len(members) - accepted} to retry")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 FAIL_FAST_FAILURES = 8
 FAIL_FAST_CELLS = 3
 TRANSIENT = frozenset({"timeout", "connection", "http_429", "http_502", "http_503", "http_504",
-                       "retry_after_over_cap"})
+                       "retry_after_over_cap", "batch_expired", "batch_cancelled"})
 ERROR_CHARS = 300
 
 
