@@ -119,3 +119,16 @@ def test_a_batch_failing_whole_with_one_error_fails_fast(tmp_path: Path, backend
     assert sent == 1
     assert batches(tmp_path)[0][0] == "ended"  # its results were written before stopping
     assert reasons(tmp_path) == {REQUEST_ERROR[backend]: CELLS}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_lost_create_answer_is_found_not_resent_and_poll_errors_are_retried(
+        tmp_path: Path, backend: str) -> None:
+    with FakeBatchServer(responder=responder, lost_creates=1, poll_errors=3) as server:
+        run_batch(tmp_path, server, backend)
+        sent = len(server.batches)
+        submissions = dict(server.submissions)
+    assert sent == 1 and len(submissions) == CELLS and set(submissions.values()) == {1}
+    assert batches(tmp_path) == [("ended", f"{'batch' if backend == 'openai' else 'msgbatch'}"
+                                  "_0001", CELLS)]
+    assert len(accepted(tmp_path / "run" / "ledger.sqlite")) == CELLS

@@ -16,7 +16,9 @@ batch, in order; ``complete`` when the plan runs out): ``complete``, ``expire`` 
 ``cancel`` (the first half of its requests succeed, the rest expire or are cancelled).
 ``request_errors = N``: the next N requests submitted fail inside their batch (HTTP 500 in
 OpenAI's error file, ``errored`` in Anthropic's results); ``empty_answers = N``: the next N
-succeed with the content ``{"answer": ""}``. Results files list requests in
+succeed with the content ``{"answer": ""}``. ``lost_creates = N``: the next N create
+calls make their batch but answer 500; ``poll_errors = N``: the next N GETs of a batch
+answer 503. Results files list requests in
 reverse order (a client must match by custom id). ``hold`` = ``upload``,
 ``create_before`` (before the batch exists), ``create_after`` (the batch exists, its id is
 never answered) or ``poll`` makes that request hang and sets ``held``; :meth:`release`
@@ -66,6 +68,8 @@ class FakeBatchServer(LoopbackServer):
     polls_to_end: int = 1
     request_errors: int = 0
     empty_answers: int = 0
+    lost_creates: int = 0
+    poll_errors: int = 0
     plan: deque[str] = field(default_factory=deque)
     hold: str | None = None
     submissions: Counter[str] = field(default_factory=Counter)
@@ -130,13 +134,23 @@ class FakeBatchServer(LoopbackServer):
                 return batch
         raise web.HTTPNotFound(text=json.dumps({"error": {"message": "no such batch"}}))
 
-    async def _poll(self, batch: FakeBatch) -> None:
+    def _lost(self) -> web.StreamResponse | None:
+        if self.lost_creates <= 0:
+            return None
+        self.lost_creates -= 1
+        return web.json_response({"error": {"message": "lost"}}, status=500)
+
+    async def _poll(self, batch: FakeBatch) -> web.StreamResponse | None:
         self.polls += 1
+        if self.poll_errors > 0:
+            self.poll_errors -= 1
+            return web.json_response({"error": {"message": "busy"}}, status=503)
         await self._hold("poll")
         batch.gets += 1
         if not batch.ended and batch.gets >= self.polls_to_end:
             batch.status = {"complete": "completed", "expire": "expired",
                             "cancel": "cancelled"}[batch.plan]
+        return None
 
     def _outcomes(self, batch: FakeBatch) -> list[tuple[str, str, dict[str, Any]]]:
         """(custom id, succeeded|errored|expired|cancelled, body), in reverse order."""
@@ -175,7 +189,7 @@ class FakeBatchServer(LoopbackServer):
         batch = self._create("openai", [(x["custom_id"], x["body"]) for x in lines],
                              body.get("metadata") or {})
         await self._hold("create_after")
-        return web.json_response(self._openai_batch(batch))
+        return self._lost() or web.json_response(self._openai_batch(batch))
 
     def _openai_batch(self, batch: FakeBatch) -> dict[str, Any]:
         out: dict[str, Any] = {"id": batch.id, "object": "batch", "status": batch.status,
@@ -215,8 +229,7 @@ class FakeBatchServer(LoopbackServer):
 
     async def _openai_get(self, request: web.Request) -> web.StreamResponse:
         batch = self._get(request.match_info["id"])
-        await self._poll(batch)
-        return web.json_response(self._openai_batch(batch))
+        return await self._poll(batch) or web.json_response(self._openai_batch(batch))
 
     async def _file_content(self, request: web.Request) -> web.StreamResponse:
         return web.Response(body=self.files[request.match_info["id"]],
@@ -233,7 +246,7 @@ class FakeBatchServer(LoopbackServer):
         batch = self._create("anthropic", [(r["custom_id"], r["params"])
                                            for r in body["requests"]], {})
         await self._hold("create_after")
-        return web.json_response(self._anthropic_batch(batch))
+        return self._lost() or web.json_response(self._anthropic_batch(batch))
 
     def _anthropic_batch(self, batch: FakeBatch) -> dict[str, Any]:
         counts = Counter({"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0,
@@ -257,8 +270,7 @@ class FakeBatchServer(LoopbackServer):
 
     async def _anthropic_get(self, request: web.Request) -> web.StreamResponse:
         batch = self._get(request.match_info["id"])
-        await self._poll(batch)
-        return web.json_response(self._anthropic_batch(batch))
+        return await self._poll(batch) or web.json_response(self._anthropic_batch(batch))
 
     async def _anthropic_results(self, request: web.Request) -> web.StreamResponse:
         batch = self._get(request.match_info["id"])
