@@ -43,7 +43,9 @@ def test_split_batches_retry_request_errors_and_equal_a_sync_run(tmp_path: Path,
     assert usages == [{"prompt_tokens": 12, "completion_tokens": 5}] * CELLS
     assert results["usage"]["stages"]["answer"] == {
         "attempts": CELLS + 3, "attempts_with_usage": CELLS, "model": "fake-model",
-        "prompt_tokens": 12 * CELLS, "completion_tokens": 5 * CELLS, "cost_usd": None}
+        "prompt_tokens": 12 * CELLS, "completion_tokens": 5 * CELLS,
+        "batched_prompt_tokens": 12 * CELLS, "batched_completion_tokens": 5 * CELLS,
+        "cost_usd": None}
     assert claims(results) == claims(sync_results(tmp_path, backend))
 
 

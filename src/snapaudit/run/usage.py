@@ -4,9 +4,10 @@ Counts come from the ledger's attempts: every attempt of a stage, retries and fa
 included, with the token counts its provider reported (``prompt_tokens``,
 ``completion_tokens``; services that report none count 0, and ``attempts_with_usage`` says how
 many did). Cost uses ``[run.pricing]`` for the model that served the stage (the generator for
-``answer``, the judge's generator for ``judge:<name>``), with the batch discount when
-``[run] mode = "batch"``. Usage is metered, not derived from the answers: the artifact
-verifier does not recompute it, and it is not a claim.
+``answer``, the judge's generator for ``judge:<name>``), with the batch discount on the tokens
+of the attempts that went through a provider batch (their meta names the batch). Usage is
+metered, not derived from the answers: the artifact verifier does not recompute it, and it is
+not a claim.
 """
 
 from __future__ import annotations
@@ -31,13 +32,16 @@ def stage_models(protocol: Protocol) -> dict[str, str]:
 def usage_summary(ledger: Ledger, protocol: Protocol) -> dict[str, Any]:
     """``{"stages": {stage: {...}}, "total": {...}}`` of this run's ledger."""
     models = stage_models(protocol)
-    batch = getattr(protocol.run, "mode", "sync") == "batch"
     stages: dict[str, Any] = {}
-    for stage, (calls, reported, prompt, completion) in ledger.usage_totals().items():
+    for stage, totals in ledger.usage_totals().items():
+        calls, reported, prompt, completion, batch_prompt, batch_completion = totals
         model = models.get(stage)
         stages[stage] = {"attempts": calls, "attempts_with_usage": reported, "model": model,
                          "prompt_tokens": prompt, "completion_tokens": completion,
-                         "cost_usd": _cost(protocol, model, prompt, completion, batch)}
+                         "batched_prompt_tokens": batch_prompt,
+                         "batched_completion_tokens": batch_completion,
+                         "cost_usd": _cost(protocol, model, (prompt, completion),
+                                           (batch_prompt, batch_completion))}
     costs = [s["cost_usd"] for s in stages.values() if s["cost_usd"] is not None]
     total = {"attempts": sum(s["attempts"] for s in stages.values()),
              "prompt_tokens": sum(s["prompt_tokens"] for s in stages.values()),
@@ -46,10 +50,15 @@ def usage_summary(ledger: Ledger, protocol: Protocol) -> dict[str, Any]:
     return {"stages": stages, "total": total}
 
 
-def _cost(protocol: Protocol, model: str | None, prompt: int, completion: int,
-          batch: bool) -> float | None:
+def _cost(protocol: Protocol, model: str | None, tokens: tuple[int, int],
+          batched: tuple[int, int]) -> float | None:
+    """USD of ``tokens`` (prompt, completion), of which ``batched`` at the batch discount."""
     price = protocol.run.pricing.get(model or "")
     if price is None:
         return None
-    cost = (prompt * price.input_per_mtok + completion * price.output_per_mtok) / 1e6
-    return round(cost * (1 - price.batch_discount) if batch else cost, 6)
+
+    def usd(prompt: int, completion: int) -> float:
+        return (prompt * price.input_per_mtok + completion * price.output_per_mtok) / 1e6
+
+    full = usd(tokens[0] - batched[0], tokens[1] - batched[1])
+    return round(full + usd(*batched) * (1 - price.batch_discount), 6)

@@ -109,17 +109,26 @@ class AttemptTable(LedgerStore):
             out.setdefault(stage, {})[outcome] = int(n)
         return out
 
-    def usage_totals(self) -> dict[str, tuple[int, int, int, int]]:
-        """stage -> (attempts, attempts reporting usage, prompt tokens, completion tokens),
-        summed over every attempt of the stage (retries and failed calls included)."""
+    def usage_totals(self) -> dict[str, tuple[int, int, int, int, int, int]]:
+        """stage -> (attempts, attempts reporting usage, prompt tokens, completion tokens,
+        and of those tokens the ones of attempts sent in a provider batch: prompt,
+        completion), summed over every attempt of the stage (retries and failed calls
+        included)."""
+        tokens = ("COALESCE(json_extract(usage, '$.prompt_tokens'), 0)",
+                  "COALESCE(json_extract(usage, '$.completion_tokens'), 0)")
+        batched = "json_extract(meta, '$.batch') IS NOT NULL"
         rows = self._db.execute(
             "SELECT stage, COUNT(*), "
             "SUM(usage IS NOT NULL AND usage NOT IN ('', '{}')), "
-            "SUM(COALESCE(json_extract(usage, '$.prompt_tokens'), 0)), "
-            "SUM(COALESCE(json_extract(usage, '$.completion_tokens'), 0)) "
+            f"SUM({tokens[0]}), SUM({tokens[1]}), "
+            f"SUM(CASE WHEN {batched} THEN {tokens[0]} ELSE 0 END), "
+            f"SUM(CASE WHEN {batched} THEN {tokens[1]} ELSE 0 END) "
             "FROM attempts GROUP BY stage ORDER BY stage")
-        return {str(s): (int(n), int(m or 0), int(p or 0), int(c or 0))
-                for s, n, m, p, c in rows}
+        out: dict[str, tuple[int, int, int, int, int, int]] = {}
+        for stage, n, m, p, c, bp, bc in rows:
+            out[str(stage)] = (int(n), int(m or 0), int(p or 0), int(c or 0), int(bp or 0),
+                               int(bc or 0))
+        return out
 
     def failed_attempts(self, stage: str) -> list[tuple[str, str, str | None]]:
         """``(cell key, reason, error)`` of every failed attempt of ``stage``, oldest first."""
