@@ -135,7 +135,7 @@ def test_long_form_gate_fires_on_planted_changes_only(
     assert results["usage"]["stages"]["judge:llm"] == {
         "attempts": judge_calls, "attempts_with_usage": judge_calls, "model": "fake-judge",
         "prompt_tokens": 12 * judge_calls, "completion_tokens": 5 * judge_calls,
-        "cost_usd": None}
+        "batched_prompt_tokens": 0, "batched_completion_tokens": 0, "cost_usd": None}
     assert results["usage"]["stages"]["answer"]["prompt_tokens"] == 0
 
 
