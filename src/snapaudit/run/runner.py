@@ -296,5 +296,4 @@ async def _drive(
 
 
 def _begin(ledger: Ledger, stage: str, key: str, request_hash: str) -> tuple[int, int]:
-    attempt_id = ledger.begin_attempt_op(stage, key, request_hash)
-    return attempt_id, ledger.attempt_no(attempt_id)
+    return ledger.begin_numbered_attempt_op(stage, key, request_hash)

@@ -21,19 +21,25 @@ class AttemptTable(LedgerStore):
 
     def begin_attempt_op(self, stage: str, cell_key: str, request_hash: str) -> int:
         """The body of :meth:`begin_attempt`, for use inside :meth:`run_batch`."""
+        return self.begin_numbered_attempt_op(stage, cell_key, request_hash)[0]
+
+    def begin_numbered_attempt_op(self, stage: str, cell_key: str,
+                                  request_hash: str) -> tuple[int, int]:
+        """:meth:`begin_attempt_op` returning ``(attempt id, attempt number)``."""
         if self._accepted_exists(stage, cell_key):
             raise IntegrityError(f"{stage} cell {cell_key} is already accepted")
         row = self._db.execute(
             "SELECT COALESCE(MAX(attempt_no), 0) FROM attempts WHERE stage=? AND cell_key=?",
             (stage, cell_key),
         ).fetchone()
+        attempt_no = int(row[0]) + 1
         cur = self._db.execute(
             "INSERT INTO attempts (stage, cell_key, attempt_no, request_hash, started_at) "
             "VALUES (?, ?, ?, ?, ?)",
-            (stage, cell_key, int(row[0]) + 1, request_hash, time.time()),
+            (stage, cell_key, attempt_no, request_hash, time.time()),
         )
         assert cur.lastrowid is not None
-        return cur.lastrowid
+        return cur.lastrowid, attempt_no
 
     def attempt_no(self, attempt_id: int) -> int:
         row = self._db.execute("SELECT attempt_no FROM attempts WHERE id=?", (attempt_id,))
