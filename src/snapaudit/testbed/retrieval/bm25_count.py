@@ -277,12 +277,13 @@ def _count(texts: Sequence[str], table: TermTable) -> Counts:
     doc = np.repeat(np.arange(len(folded), dtype=np.int32), lens)[starts]
     h1, h2 = _hashes(cp, starts, ends)
     s1, s2, mask = _stop_hashes()
-    at = (h1 & mask).astype(np.intp)
-    hit = np.flatnonzero(s1[at] == h1)
+    at = (h1 & mask).view(np.int64)  # slots < 2^bits: non-negative
+    stop = s1[at] == h1
+    hit = np.flatnonzero(stop)
     if len(hit):  # stopwords go before the sort (a third of running text)
         if np.any(s2[at[hit]] != h2[hit]):
             raise _Collision
-        keep_at = np.flatnonzero(s1[at] != h1)
+        keep_at = np.flatnonzero(~stop)
         h1, h2, doc, starts, ends = (h1[keep_at], h2[keep_at], doc[keep_at], starts[keep_at],
                                      ends[keep_at])
     order, new_term = _group(h1)
