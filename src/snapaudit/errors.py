@@ -11,6 +11,7 @@ so a caller can catch one type. The CLI maps them to exit codes::
     │   └── ProtocolMismatchError       resuming with a protocol whose hash differs
     ├── LockError                       a stage run out of order (e.g. gold read before unlock)
     ├── BackendError                    a backend that cannot be used (missing extra, bad model)
+    │   └── NotFoundError               a URL or object the service does not know (HTTP 404)
     ├── TransportInvalid                one retryable failed external call (never escapes a run)
     ├── RetriesExhaustedError           cells that still failed after every retry
     ├── FailFastError                   a stage whose first attempts all failed identically
@@ -72,6 +73,11 @@ class LockError(SnapauditError):
 
 class BackendError(SnapauditError):
     """A backend (generator, retriever, judge) that cannot be used as configured."""
+
+
+class NotFoundError(BackendError):
+    """A URL or an object (a provider batch, a results file) the service does not know:
+    HTTP 404."""
 
 
 class TransportInvalid(SnapauditError):

@@ -13,7 +13,8 @@ Anthropic: ``POST /v1/messages/batches``, ``GET /v1/messages/batches`` (newest f
 
 A batch ends on its ``polls_to_end``-th GET, as planned by ``plan`` (one word per created
 batch, in order; ``complete`` when the plan runs out): ``complete``, ``expire`` or
-``cancel`` (the first half of its requests succeed, the rest expire or are cancelled).
+``cancel`` (the first half of its requests succeed, the rest expire or are cancelled), or
+``vanish`` (the provider deleted it: every GET of it or of its results answers 404).
 ``request_errors = N``: the next N requests submitted fail inside their batch (HTTP 500 in
 OpenAI's error file, ``errored`` in Anthropic's results); ``empty_answers = N``: the next N
 succeed with the content ``{"answer": ""}``. ``lost_creates = N``: the next N create
@@ -130,7 +131,7 @@ class FakeBatchServer(LoopbackServer):
 
     def _get(self, batch_id: str) -> FakeBatch:
         for batch in self.batches:
-            if batch.id == batch_id:
+            if batch.id == batch_id and batch.plan != "vanish":
                 return batch
         raise web.HTTPNotFound(text=json.dumps({"error": {"message": "no such batch"}}))
 
@@ -224,7 +225,7 @@ class FakeBatchServer(LoopbackServer):
         return line
 
     async def _openai_list(self, request: web.Request) -> web.StreamResponse:
-        data = [self._openai_batch(b) for b in reversed(self.batches)]
+        data = [self._openai_batch(b) for b in reversed(self.batches) if b.plan != "vanish"]
         return web.json_response({"object": "list", "data": data, "has_more": False})
 
     async def _openai_get(self, request: web.Request) -> web.StreamResponse:
@@ -265,7 +266,8 @@ class FakeBatchServer(LoopbackServer):
                 "results_url": url if batch.ended else None}
 
     async def _anthropic_list(self, request: web.Request) -> web.StreamResponse:
-        data = [self._anthropic_batch(b) for b in reversed(self.batches)]
+        data = [self._anthropic_batch(b) for b in reversed(self.batches)
+                if b.plan != "vanish"]
         return web.json_response({"data": data, "has_more": False})
 
     async def _anthropic_get(self, request: web.Request) -> web.StreamResponse:

@@ -37,12 +37,15 @@ def smoke_run_dir(run_dir: Path, limit: int) -> Path:
 @progress_option
 @click.option("--dry-run", is_flag=True,
               help="Print the calls, estimated tokens and cost per stage; call nothing.")
+@click.option("--forget-batch", "forget", multiple=True, metavar="LOCAL_ID",
+              help="Before resuming: end this open provider batch without its results (its "
+                   "provider deleted it) so that its requests go into a new batch. Repeatable.")
 @click.option("--fail-on", "fail_on", type=click.Choice(["incompatible"]), default=None,
               help="Exit 4 when the verdict is INCOMPATIBLE (the release gate established "
                    "excess churn), 5 when it is NOT EVALUABLE.")
 def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
             overrides: tuple[str, ...], progress_kind: str, fail_on: str | None,
-            dry_run: bool = False) -> None:
+            dry_run: bool = False, forget: tuple[str, ...] = ()) -> None:
     """Run (or resume) the audit of PROTOCOL.toml and write results.json; a finished run
     only prints its summary."""
     from snapaudit.errors import ConfigError
@@ -51,6 +54,8 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
     from snapaudit.run.protocol import load_protocol
     from snapaudit.run.rundir import RunDir
 
+    if dry_run and forget:
+        raise ConfigError("--forget-batch changes the run; it cannot go with --dry-run")
     if dry_run:
         from snapaudit.run.dryrun import plan, render
 
@@ -69,6 +74,13 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
         sets += [f"cohort.size={limit}",
                  f"name={_toml_str(f'{protocol.name} (smoke run: first {limit} questions)')}"]
         protocol = load_protocol(protocol_path, sets)
+    if forget:
+        from snapaudit.run.batch_status import forget_batches
+
+        for row in forget_batches(target, forget):
+            known_as = row.provider_batch_id or "no provider id"
+            click.echo(f"forgot batch {row.local_id} ({known_as}): its {row.n_requests} "
+                       "requests go into a new batch", err=True)
     complete = RunDir(target).results_path.exists()
     progress = make_progress(progress_kind)
     try:

@@ -31,6 +31,7 @@ from snapaudit.errors import (
     BackendError,
     ConfigError,
     FailFastError,
+    NotFoundError,
     RetriesExhaustedError,
     TransportInvalid,
 )
@@ -66,6 +67,19 @@ def custom_id(tag: str, stage: str, cell_key: str, attempt_no: int) -> str:
     """One attempt's id inside a batch: ``sa-`` and 40 hex digits (valid for both APIs)."""
     return "sa-" + hashlib.sha256(f"{tag}|{stage}|{cell_key}|{attempt_no}".encode()
                                   ).hexdigest()[:40]
+
+
+def _gone(batch: BatchRow, provider: BatchProvider, exc: NotFoundError) -> BackendError:
+    """A submitted batch its provider no longer knows: every resume would stop here, so the
+    message names the way out (``snapaudit run --forget-batch``), which only the user may
+    take (a batch under another API key or project also answers 404)."""
+    return BackendError(
+        f"batch {batch.local_id} ({batch.n_requests} requests of stage {batch.stage}) is "
+        f"unknown to {provider.backend} as {batch.provider_batch_id}: {exc}. If it was "
+        "deleted at the provider, `snapaudit run PROTOCOL.toml --forget-batch "
+        f"{batch.local_id}` ends it here and sends its requests again in a new batch "
+        "(billed again if the provider had run them); if the API key or project changed, "
+        "restore it and run again")
 
 
 class BatchDriver:
@@ -183,7 +197,10 @@ class BatchDriver:
         if batch.provider_batch_id is None:
             await self._send(batch, members, provider)
             return 0
-        status = await provider.poll(batch.provider_batch_id)
+        try:
+            status = await provider.poll(batch.provider_batch_id)
+        except NotFoundError as exc:
+            raise _gone(batch, provider, exc) from None
         if status.status != batch.provider_status:
             self.ledger.record_provider_status(batch.id, status.status)
         if not status.ended:
@@ -216,7 +233,10 @@ class BatchDriver:
     async def _apply(self, batch: BatchRow, members: list[BatchMember], provider: BatchProvider,
                      status: str) -> None:
         assert batch.provider_batch_id is not None
-        results = await provider.results(batch.provider_batch_id)
+        try:
+            results = await provider.results(batch.provider_batch_id)
+        except NotFoundError as exc:
+            raise _gone(batch, provider, exc) from None
         ops = []
         failed: list[tuple[str, str, str]] = []
         accepted = 0

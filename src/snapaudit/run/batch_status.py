@@ -1,11 +1,17 @@
-"""The batches part of ``snapaudit status`` (``[run] mode = "batch"``)."""
+"""The batches of a run (``[run] mode = "batch"``): the part of ``snapaudit status`` that
+lists them, and ``snapaudit run --forget-batch``."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from snapaudit.errors import ConfigError
 from snapaudit.run.ledger import Ledger
+from snapaudit.run.ledger.batches import BatchRow
+from snapaudit.run.rundir import RunDir
 
 SHOWN = 20  # batches listed one by one (open ones first, then the latest ended)
 
@@ -43,3 +49,14 @@ def batch_lines(summary: dict[str, Any]) -> list[str]:
     if summary["total"] > len(summary["batches"]):
         lines.append(f"  ... {summary['total'] - len(summary['batches'])} more ended batches")
     return lines
+
+
+def forget_batches(run_dir: Path, local_ids: Sequence[str]) -> list[BatchRow]:
+    """End the open batches ``local_ids`` of the run in ``run_dir`` without results (their
+    provider deleted them): their requests go into a new batch when the run resumes."""
+    rd = RunDir(run_dir)
+    if not rd.has_ledger():
+        raise ConfigError(f"{run_dir}: no run here, so no batch to forget")
+    with rd:
+        ledger = rd.ledger()
+        return [ledger.forget_batch(local_id) for local_id in dict.fromkeys(local_ids)]

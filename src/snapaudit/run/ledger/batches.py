@@ -14,8 +14,10 @@ import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
+from snapaudit.errors import ConfigError
 from snapaudit.run.ledger.attempts import AttemptTable
 
 OPEN_STATES = ("submitting", "submitted")
@@ -122,6 +124,27 @@ class BatchTable(AttemptTable):
             self._db.execute("UPDATE batches SET state='ended', provider_status=?, ended_at=? "
                              "WHERE id=?", (status, time.time(), batch_id))
         self._in_tx(body)
+
+    def forget_batch(self, local_id: str) -> BatchRow:
+        """End an open batch without its results (the user gave it up: the provider deleted
+        it): its attempts become transport-invalid (``batch_forgotten``), so their cells go
+        into a later batch; one transaction. Returns the batch as it was."""
+        row = self._db.execute(f"SELECT {_COLS} FROM batches WHERE local_id=?", (local_id,))
+        found = row.fetchone()
+        if found is None:
+            raise ConfigError(f"no batch {local_id!r} in this run (`snapaudit status` lists "
+                              "its batches)")
+        batch = BatchRow(*found)
+        if batch.state not in OPEN_STATES:
+            raise ConfigError(f"batch {local_id} has ended ({batch.provider_status}); only an "
+                              "open batch can be forgotten")
+        detail = (f"batch {local_id} forgotten on request (provider batch "
+                  f"{batch.provider_batch_id or 'never recorded'})")
+        ops = [partial(AttemptTable.finish_attempt_op, attempt_id=m.attempt_id,
+                       outcome="transport_invalid", reason="batch_forgotten", error=detail)
+               for m in self.batch_members(batch.id)]
+        self.end_batch(batch.id, "forgotten", ops)
+        return batch
 
     def batch(self, batch_id: int) -> BatchRow:
         row = self._db.execute(f"SELECT {_COLS} FROM batches WHERE id=?", (batch_id,))

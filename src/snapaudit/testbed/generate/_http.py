@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
-from snapaudit.errors import BackendError, TransportInvalid
+from snapaudit.errors import BackendError, NotFoundError, TransportInvalid
 from snapaudit.systems.bounded import (
     ACCEPT_ENCODING,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -112,6 +112,8 @@ class JsonPoster:
 
     def _raise_status(self, status: int, raw: bytes, retry_after: float | None) -> None:
         detail = f"HTTP {status}: {body_excerpt(raw, self._secrets)}"
+        if status == 404:
+            raise NotFoundError(f"the generator endpoint refused the call ({detail})")
         if status in _NOT_RETRYABLE:
             raise BackendError(f"the generator endpoint refused the call ({detail})")
         if status == 429:
