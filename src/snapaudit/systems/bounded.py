@@ -122,6 +122,8 @@ def read_body_sync(stream: BinaryIO, max_bytes: int) -> bytes:
 
 def json_depth_exceeds(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
     """Whether brackets outside string literals nest deeper than ``limit``."""
+    if raw.count(b"[") + raw.count(b"{") <= limit:  # too few openings to nest that deep
+        return False
     brackets = _STRINGS.sub(b"", raw).translate(None, _NOT_BRACKETS)
     depth = 0
     for b in brackets:
