@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 
 from snapaudit.errors import (
@@ -45,6 +45,7 @@ from snapaudit.run.schedule import derive_seed
 from snapaudit.systems.config import RunConfig
 from snapaudit.systems.redact import redact
 from snapaudit.testbed.generate.batch_api import BatchProvider
+from snapaudit.testbed.generate.batch_results import BatchResults
 
 ENDED_REASONS = {"expired": "batch_expired", "cancelled": "batch_cancelled",
                  "failed": "batch_failed"}
@@ -237,46 +238,48 @@ class BatchDriver:
             results = await provider.results(batch.provider_batch_id)
         except NotFoundError as exc:
             raise _gone(batch, provider, exc) from None
-        ops = []
         failed: list[tuple[str, str, str]] = []
-        accepted = 0
-        for m in members:
-            task, _ = self._call(m.cell_key)
-            assert task.batch is not None
-            seed = self._seed(m.cell_key, m.attempt_no)
-            got = results.get(m.custom_id)
-            try:
-                if got is None:
-                    raise TransportInvalid(ENDED_REASONS.get(status, "batch_missing_result"),
-                                           detail=f"no result for {m.custom_id} in batch "
-                                           f"{batch.provider_batch_id} ({status})")
-                if isinstance(got, TransportInvalid):
-                    raise got
-                request = task.batch.build(m.attempt_no, seed)
-                cell = task.batch.finish(provider.parse(request, got), m.attempt_no, seed)
-            except TransportInvalid as exc:
-                detail = redact(exc.detail)[:500]
-                ops.append(partial(Ledger.finish_attempt_op, attempt_id=m.attempt_id,
-                                   outcome="transport_invalid", reason=exc.reason,
-                                   error=detail or None))
-                self.failures[m.cell_key] += 1
-                failed.append((m.cell_key, exc.reason, detail))
-                self.counts["invalid"] += 1
-                continue
-            meta = {**cell.meta, "batch": batch.local_id,
-                    "provider_batch_id": batch.provider_batch_id}
-            ops.append(partial(Ledger.finish_and_accept_op, stage=self.stage,
-                               cell_key=m.cell_key, attempt_id=m.attempt_id,
-                               payload=cell.payload, usage=cell.usage, latency_s=None,
-                               meta=meta))
-            accepted += 1
-        self.ledger.end_batch(batch.id, status, ops)
-        self.counts["accepted"] += accepted
-        self.log.accepted += accepted
+        accepted = [0]
+        with results:  # each result is read from disk when its op is made, inside the tx
+            self.ledger.end_batch(batch.id, status, (
+                self._outcome(batch, m, results, status, failed, accepted) for m in members))
+        self.counts["accepted"] += accepted[0]
+        self.counts["invalid"] += len(failed)
+        self.log.accepted += accepted[0]
         for key, reason, detail in failed:  # written first: the batch's results are kept
+            self.failures[key] += 1
             fatal = self.log.record(key, reason, detail)
             if fatal is not None:
                 raise FailFastError(self.stage, fatal, self.log.identical, self.log.cells)
-        self.progress.advance(accepted)
-        self.progress.info(f"batch {batch.local_id} {status}: {accepted} accepted, "
-                           f"{len(members) - accepted} to retry")
+        self.progress.advance(accepted[0])
+        self.progress.info(f"batch {batch.local_id} {status}: {accepted[0]} accepted, "
+                           f"{len(members) - accepted[0]} to retry")
+
+    def _outcome(self, batch: BatchRow, m: BatchMember, results: BatchResults, status: str,
+                 failed: list[tuple[str, str, str]], accepted: list[int],
+                 ) -> Callable[[Ledger], None]:
+        """The ledger write of one member's result (accepted, or transport-invalid)."""
+        task, provider = self._call(m.cell_key)
+        assert task.batch is not None
+        seed = self._seed(m.cell_key, m.attempt_no)
+        try:
+            got = results.get(m.custom_id)
+            if got is None:
+                raise TransportInvalid(ENDED_REASONS.get(status, "batch_missing_result"),
+                                       detail=f"no result for {m.custom_id} in batch "
+                                       f"{batch.provider_batch_id} ({status})")
+            if isinstance(got, TransportInvalid):
+                raise got
+            request = task.batch.build(m.attempt_no, seed)
+            cell = task.batch.finish(provider.parse(request, got), m.attempt_no, seed)
+        except TransportInvalid as exc:
+            detail = redact(exc.detail)[:500]
+            failed.append((m.cell_key, exc.reason, detail))
+            return partial(Ledger.finish_attempt_op, attempt_id=m.attempt_id,
+                           outcome="transport_invalid", reason=exc.reason, error=detail or None)
+        accepted[0] += 1
+        meta = {**cell.meta, "batch": batch.local_id,
+                "provider_batch_id": batch.provider_batch_id}
+        return partial(Ledger.finish_and_accept_op, stage=self.stage, cell_key=m.cell_key,
+                       attempt_id=m.attempt_id, payload=cell.payload, usage=cell.usage,
+                       latency_s=None, meta=meta)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 import zlib
+from collections.abc import Callable
 from typing import Any, BinaryIO
 
 import aiohttp
@@ -93,6 +94,15 @@ def _decoder(encoding: str | None, max_bytes: int) -> _Decoder | None:
 
 async def read_body(resp: aiohttp.ClientResponse, max_bytes: int) -> bytes:
     """The (decoded) body of ``resp``, at most ``max_bytes`` on the wire and decoded."""
+    parts: list[bytes] = []
+    await copy_body(resp, max_bytes, parts.append)
+    return b"".join(parts)
+
+
+async def copy_body(resp: aiohttp.ClientResponse, max_bytes: int,
+                    write: Callable[[bytes], object]) -> None:
+    """Hand the (decoded) body of ``resp`` to ``write`` chunk by chunk (a file's ``write``:
+    memory stays one chunk), at most ``max_bytes`` on the wire and decoded."""
     declared = resp.content_length
     if declared is not None and declared > max_bytes:
         resp.close()
@@ -100,16 +110,14 @@ async def read_body(resp: aiohttp.ClientResponse, max_bytes: int) -> bytes:
     try:
         decoder = _decoder(resp.headers.get("Content-Encoding"), max_bytes)
         wire = 0
-        parts: list[bytes] = []
         async for chunk in resp.content.iter_chunked(_CHUNK):
             wire += len(chunk)
             if wire > max_bytes:
                 raise _too_large(max_bytes, wire, "on the wire")
-            parts.append(decoder.feed(chunk) if decoder is not None else chunk)
+            write(decoder.feed(chunk) if decoder is not None else chunk)
     except TransportInvalid:
         resp.close()  # never drain the rest of a hostile body
         raise
-    return b"".join(parts)
 
 
 def read_body_sync(stream: BinaryIO, max_bytes: int) -> bytes:

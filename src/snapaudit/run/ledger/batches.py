@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -115,9 +115,9 @@ class BatchTable(AttemptTable):
         self._tx("UPDATE batches SET provider_status=? WHERE id=?", (status, batch_id))
 
     def end_batch(self, batch_id: int, status: str,
-                  ops: Sequence[Callable[[Any], Any]]) -> None:
-        """Apply the results (``ops``: attempt outcomes and accepted cells) and mark the batch
-        ended, in one transaction."""
+                  ops: Iterable[Callable[[Any], Any]]) -> None:
+        """Apply the results (``ops``: attempt outcomes and accepted cells, made one at a time
+        if a generator) and mark the batch ended, in one transaction."""
         def body() -> None:
             for op in ops:
                 op(self)

@@ -21,14 +21,12 @@ from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
 from snapaudit.testbed.generate.batch_api import (
     FIND_SLACK_S,
     PROVIDER_LIMITS,
-    RESULTS_MAX_BYTES,
     BatchHttp,
     BatchStatus,
-    ResultMap,
-    jsonl_objects,
     limits,
     since_epoch,
 )
+from snapaudit.testbed.generate.batch_results import BatchResults
 from snapaudit.testbed.generate.config import GeneratorConfig
 
 MAX_REQUESTS, MAX_BYTES = PROVIDER_LIMITS["anthropic"]
@@ -96,12 +94,16 @@ class AnthropicBatch:
         status = str((await self._batch(provider_id)).get("processing_status"))
         return BatchStatus(status, status == "ended")
 
-    async def results(self, provider_id: str) -> ResultMap:
+    async def results(self, provider_id: str) -> BatchResults:
         url = (await self._batch(provider_id)).get("results_url")
-        if not isinstance(url, str) or not url:
-            return {}
-        raw = await self._http.send("GET", url, self._headers, max_bytes=RESULTS_MAX_BYTES)
-        return {obj["custom_id"]: _result(obj) for obj in jsonl_objects(raw)}
+        results = BatchResults()
+        if isinstance(url, str) and url:
+            try:
+                await self._http.download(url, self._headers, results, _result)
+            except BaseException:
+                results.close()
+                raise
+        return results
 
     async def aclose(self) -> None:
         await self._http.aclose()

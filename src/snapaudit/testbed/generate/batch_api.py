@@ -9,30 +9,28 @@ touches the ledger: :mod:`snapaudit.run.batch` owns durability. Implementations:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import aiohttp
 
 from snapaudit.errors import ConfigError, TransportInvalid
-from snapaudit.systems.bounded import ACCEPT_ENCODING, parse_json, read_body
+from snapaudit.systems.bounded import ACCEPT_ENCODING, copy_body, read_body
 from snapaudit.systems.redact import body_excerpt, redact
 from snapaudit.systems.transport import parse_retry_after
 from snapaudit.testbed.generate._http import JsonPoster
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
+from snapaudit.testbed.generate.batch_results import BatchResults, Convert
 
-# A results file is read whole; this caps it (far above 100,000 short answers).
-RESULTS_MAX_BYTES = 2 * 1024**3
+# A results file is spooled to disk (:mod:`.batch_results`); this caps one file.
+RESULTS_MAX_BYTES = 16 * 1024**3
 # Batches created more than this long before the local 'submitting' record are not ours.
 FIND_SLACK_S = 600.0
 
 # requests and bytes per batch, by backend (OpenAI: 50,000 and 200 MB; Anthropic: 100,000
 # and 256 MB); run.batch_max_requests / run.batch_max_bytes may only lower them
 PROVIDER_LIMITS = {"openai": (50_000, 200 * 1024 * 1024), "anthropic": (100_000, 256 * 1024**2)}
-
-# custom_id -> the response body of a request that succeeded, or why it did not
-ResultMap = dict[str, dict[str, Any] | TransportInvalid]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +66,8 @@ class BatchProvider(Protocol):
     async def poll(self, provider_id: str) -> BatchStatus:
         ...
 
-    async def results(self, provider_id: str) -> ResultMap:
+    async def results(self, provider_id: str) -> BatchResults:
+        """The ended batch's results by custom id (spooled to disk; the caller closes them)."""
         ...
 
     async def aclose(self) -> None:
@@ -88,50 +87,52 @@ def limits(default_requests: int, default_bytes: int, max_requests: int | None,
 
 
 class BatchHttp(JsonPoster):
-    """Any method, JSON or form bodies, bodies capped (results files by RESULTS_MAX_BYTES)."""
+    """Any method, JSON or form bodies, bodies capped; results files spooled to disk."""
 
     async def send(self, method: str, url: str, headers: dict[str, str], *,
                    json_body: Any = None, data: Any = None,
                    max_bytes: int | None = None) -> bytes:
-        session = await self._get_session()
-        try:
-            async with session.request(method, url, json=json_body, data=data, headers={
-                    **headers, "Accept-Encoding": ACCEPT_ENCODING}) as response:
-                raw = await read_body(response, max_bytes or self._max_bytes)
-                status = response.status
-                retry_after = parse_retry_after(response.headers.get("Retry-After"))
-        except TimeoutError:
-            raise TransportInvalid("timeout", detail=f"no response within {self._timeout.total} "
-                                   "s") from None
-        except aiohttp.ClientError as exc:
-            detail = redact(f"{type(exc).__name__}: {exc}", self._secrets)
-            raise TransportInvalid("connection", detail=detail) from None
-        if status >= 400:
-            self._raise_status(status, raw, retry_after)
-        return raw
+        parts: list[bytes] = []
+        await self._request(method, url, headers, parts.append, max_bytes or self._max_bytes,
+                            json=json_body, data=data)
+        return b"".join(parts)
 
     async def json(self, method: str, url: str, headers: dict[str, str],
                    **kw: Any) -> dict[str, Any]:
         return self._decode(await self.send(method, url, headers, **kw))
 
+    async def download(self, url: str, headers: dict[str, str], results: BatchResults,
+                       convert: Convert) -> None:
+        """GET a results file into ``results`` (spooled chunk by chunk, then indexed); no
+        total time limit, but ``timeout_s`` without a byte stops it."""
+        f = results.spool()
+        timeout = aiohttp.ClientTimeout(total=None, sock_read=self._timeout.total)
+        await self._request("GET", url, headers, f.write, RESULTS_MAX_BYTES, timeout=timeout)
+        results.add_file(f, convert)
+
+    async def _request(self, method: str, url: str, headers: dict[str, str],
+                       write: Callable[[bytes], object], max_bytes: int, *,
+                       timeout: aiohttp.ClientTimeout | None = None, **kw: Any) -> None:
+        """One call; a 2xx body goes to ``write``, an error status raises."""
+        session = await self._get_session()
+        try:
+            async with session.request(method, url, headers={
+                    **headers, "Accept-Encoding": ACCEPT_ENCODING},
+                    timeout=timeout or self._timeout, **kw) as response:
+                if response.status >= 400:
+                    raw = await read_body(response, self._max_bytes)
+                    self._raise_status(response.status, raw, parse_retry_after(
+                        response.headers.get("Retry-After")))
+                await copy_body(response, max_bytes, write)
+        except TimeoutError:
+            limit = (timeout or self._timeout).total or self._timeout.total
+            raise TransportInvalid("timeout", detail=f"no response within {limit} s") from None
+        except aiohttp.ClientError as exc:
+            detail = redact(f"{type(exc).__name__}: {exc}", self._secrets)
+            raise TransportInvalid("connection", detail=detail) from None
+
     def excerpt(self, raw: bytes) -> str:
         return body_excerpt(raw, self._secrets)
-
-
-def jsonl_objects(raw: bytes) -> list[dict[str, Any]]:
-    """The JSON objects of a JSONL results file; unusable lines are skipped (their requests
-    then have no result and are retried)."""
-    out: list[dict[str, Any]] = []
-    for line in raw.splitlines():
-        if not line.strip():
-            continue
-        try:
-            value = parse_json(line)
-        except TransportInvalid:
-            continue
-        if isinstance(value, dict) and isinstance(value.get("custom_id"), str):
-            out.append(value)
-    return out
 
 
 def status_error(status: int, detail: str) -> TransportInvalid:

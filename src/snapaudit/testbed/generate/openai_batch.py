@@ -20,15 +20,13 @@ from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
 from snapaudit.testbed.generate.batch_api import (
     FIND_SLACK_S,
     PROVIDER_LIMITS,
-    RESULTS_MAX_BYTES,
     BatchHttp,
     BatchStatus,
-    ResultMap,
-    jsonl_objects,
     limits,
     since_epoch,
     status_error,
 )
+from snapaudit.testbed.generate.batch_results import BatchResults
 from snapaudit.testbed.generate.config import GeneratorConfig
 from snapaudit.testbed.generate.openai import DEFAULT_BASE_URL, OpenAIGenerator
 
@@ -100,18 +98,19 @@ class OpenAIBatch:
         status = str((await self._batch(provider_id)).get("status"))
         return BatchStatus(status, status in ENDED)
 
-    async def results(self, provider_id: str) -> ResultMap:
+    async def results(self, provider_id: str) -> BatchResults:
         batch = await self._batch(provider_id)
-        out: ResultMap = {}
-        for field in ("output_file_id", "error_file_id"):
-            file_id = batch.get(field)
-            if not isinstance(file_id, str) or not file_id:
-                continue
-            raw = await self._http.send("GET", self._url(f"/files/{file_id}/content"),
-                                        self._headers, max_bytes=RESULTS_MAX_BYTES)
-            for obj in jsonl_objects(raw):
-                out[obj["custom_id"]] = self._result(obj)
-        return out
+        results = BatchResults()
+        try:
+            for field in ("output_file_id", "error_file_id"):
+                file_id = batch.get(field)
+                if isinstance(file_id, str) and file_id:
+                    await self._http.download(self._url(f"/files/{file_id}/content"),
+                                              self._headers, results, self._result)
+        except BaseException:
+            results.close()
+            raise
+        return results
 
     def _result(self, obj: dict[str, Any]) -> dict[str, Any] | TransportInvalid:
         error = obj.get("error")
