@@ -4,6 +4,7 @@ hands every input it cannot vouch for to the line reader (which names file and l
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -114,3 +115,56 @@ def test_duplicate_question_with_many_lines_names_its_first_line(tmp_path: Path)
     with pytest.raises(InputError, match="question 'q0' is missing state") as err:
         read_answers(path)
     assert err.value.line == 1
+
+
+def test_answer_table_is_the_rows_and_gives_the_same_grid(tmp_path: Path) -> None:
+    import random
+
+    from snapaudit.stats.cluster import resampling
+    from snapaudit.stats.kernels import AnswerGrid
+    from snapaudit.tables import AnswerTable
+
+    rng = random.Random(3)
+    rows = [AnswerRow(f"q{q}", s, j, rng.choice(["x", "y", "z z"]),
+                      (f"d{q}", "e") if rng.random() < 0.7 else None, None)
+            for q in (5, 2, 9, 1) for s in ("C", "A", "B") for j in (2, 1, 3)]
+    rng.shuffle(rows)  # questions, states and repeats in no particular order
+    write_answers(tmp_path / "a.jsonl", rows)
+    table = read_answers(tmp_path / "a.jsonl")
+    assert isinstance(table, AnswerTable) and table.repeats == 3
+    assert table == rows and rows == table and list(table) == rows
+    assert table[0] == rows[0] and table[-1] == rows[-1] and table[3:5] == rows[3:5]
+    fast, slow = AnswerGrid.from_rows(table), AnswerGrid.from_rows(rows)
+    assert fast == slow
+    assert list(fast.answers) == list(slow.answers)  # the same key order (first appearance)
+    assert list(fast.doc_ids.items()) == list(slow.doc_ids.items())
+    assert resampling(table, fast.question_ids).groups is None
+    labels = [PairLabel("q9", AnswerRef("B", 3), AnswerRef("C", 1), True)]
+    assert read_labels_checks(tmp_path, labels, table)
+    labels.append(PairLabel("q9", AnswerRef("B", 4), AnswerRef("C", 1), True))
+    with pytest.raises(InputError, match="unknown answer: question 'q9', state 'B', repeat 4"):
+        read_labels_checks(tmp_path, labels, table)
+
+
+def read_labels_checks(tmp_path: Path, labels: list[PairLabel],
+                       answers: Sequence[AnswerRow]) -> bool:
+    write_labels(tmp_path / "l.jsonl", labels)
+    return read_labels(tmp_path / "l.jsonl", answers) == labels
+
+
+def test_doc_tuples_are_the_lists_and_shared() -> None:
+    import random
+
+    import pyarrow as pa
+
+    from snapaudit.tables.columnar import _doc_tuples
+
+    rng = random.Random(1)
+    for _ in range(200):
+        rows = [None if (r := rng.random()) < 0.15 else [] if r < 0.25 else
+                [rng.choice(["a", "b", "dd", "é"]) for _ in range(rng.randint(1, 4))]
+                for _ in range(rng.randint(0, 40))]
+        got = _doc_tuples(pa.array(rows, type=pa.list_(pa.string())))
+        assert got == [None if r is None else tuple(r) for r in rows]
+        first: dict[tuple[str, ...], tuple[str, ...]] = {}
+        assert all(first.setdefault(t, t) is t for t in got if t is not None)  # one tuple each

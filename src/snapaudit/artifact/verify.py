@@ -19,6 +19,7 @@ never a traceback.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,7 +141,7 @@ def check_locks(root: Path, protocol: dict[str, Any],
         report.failures += [f"locks: {line.strip()}" for line in str(exc).splitlines()[1:]]
 
 
-def check_tables(root: Path, protocol: dict[str, Any], answers: list[AnswerRow],
+def check_tables(root: Path, protocol: dict[str, Any], answers: Sequence[AnswerRow],
                  labels: list[PairLabel], report: VerifyReport) -> None:
     cells = {c["cell_key"]: c["payload"] for c in load_jsonl(root, "ledger/answer.cells.jsonl")}
     if not cells:
@@ -179,7 +180,7 @@ def check_labels(root: Path, labels: list[PairLabel], report: VerifyReport) -> N
                                    "from that judge's ledger cells")
 
 
-def recompute(results: dict[str, Any], protocol: dict[str, Any], answers: list[AnswerRow],
+def recompute(results: dict[str, Any], protocol: dict[str, Any], answers: Sequence[AnswerRow],
               labels: list[PairLabel], gold: dict[str, tuple[str, ...]] | None
               ) -> dict[str, Any]:
     from snapaudit.stats.analysis import AnalysisConfig, analyze

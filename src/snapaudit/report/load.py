@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ class RunView:
 
     run_dir: Path
     results: dict[str, Any]
-    answers: list[AnswerRow]
+    answers: Sequence[AnswerRow]
     labels: list[PairLabel] = field(default_factory=list)
     gold: dict[str, tuple[str, ...]] | None = None
     plants: dict[str, dict[str, Any]] | None = None

@@ -7,6 +7,7 @@ it; this module wires them together in a fixed order and adds nothing of its own
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -17,7 +18,7 @@ from snapaudit._model import Frozen
 from snapaudit.errors import ConfigError, InputError
 from snapaudit.stats import agreement as agreement_mod
 from snapaudit.stats.agreement import JudgeAgreement
-from snapaudit.stats.bootstrap import DEFAULT_DRAWS
+from snapaudit.stats.bootstrap import DEFAULT_DRAWS, BootstrapDraws
 from snapaudit.stats.churn import PerQuestion, per_question
 from snapaudit.stats.cluster import Resampling, resampling
 from snapaudit.stats.flips import Flips, flips
@@ -31,11 +32,13 @@ from snapaudit.stats.kernels import (
     pair_matrix,
 )
 from snapaudit.stats.ladder import Ladder, ladder
-from snapaudit.stats.metrics import Utility, utility
-from snapaudit.stats.normalize import normalizer
+from snapaudit.stats.metrics import GoldCells, Utility, check_gold, score_grid, utility
+from snapaudit.stats.normalize import Normalizer, normalizer
 from snapaudit.stats.overlap import Overlap, has_doc_ids, overlap
+from snapaudit.stats.prefetch import Prefetch, start_gold, start_ladder
 from snapaudit.stats.secondary import Secondary, secondary
 from snapaudit.stats.transitions import Transitions, transitions
+from snapaudit.stats.utility import gold_scores
 from snapaudit.stats.verdict import SampleCheck, sample_check, verdict_of
 from snapaudit.tables import AnswerRow, LabelTable, PairLabel, validate_labels
 
@@ -185,51 +188,89 @@ def _transitions_json(t: Mapping[str, Transitions] | None) -> dict[str, object] 
 def analyze(answers: Sequence[AnswerRow], *, config: AnalysisConfig,
             labels: Sequence[PairLabel] = (), gold: Mapping[str, Sequence[str]] | None = None
             ) -> AnalysisResult:
-    """Audit old vs new: kernels, bootstrap, gate, then utility and diagnostics."""
+    """Audit old vs new: kernels, bootstrap, gate, then utility and diagnostics.
+
+    The largest bootstraps run in a worker thread meanwhile (:mod:`snapaudit.stats.prefetch`:
+    the same draws); every check raises in the order of the sequential analysis."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="snapaudit-bootstrap")
+    try:
+        return _analyze(answers, config, labels, gold, Prefetch(pool))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _analyze(answers: Sequence[AnswerRow], config: AnalysisConfig,
+             labels: Sequence[PairLabel], gold: Mapping[str, Sequence[str]] | None,
+             early: Prefetch) -> AnalysisResult:
     grid = AnswerGrid.from_rows(answers)
     grid.require_states([config.old, config.new, *(config.ladder or ())])
     grid = replace(grid, states=_state_order(config, grid.states))
     norm = normalizer(config.benchmark)
-    exact = ExactKernel(grid, norm)
-    kernels: dict[str, Kernel] = {"exact": exact}
-    judges: tuple[str, ...] = ()
-    if labels:
-        if not (isinstance(labels, LabelTable)
-                and labels.clean(None, grid=(grid.index, grid.states, grid.repeats))):
-            validate_labels(labels, answers)
-        judges = agreement_mod.judges_of(labels)
-        kernels["semantic"] = SemanticKernel(labels, _primary_judge(config, judges))
+    semantic, judges = _semantic(grid, answers, labels, config)
+    main: Kernel = semantic if semantic is not None else ExactKernel(grid, norm)
+    started = (start_ladder(early, main, grid, answers, config.ladder, config.old, config.new,
+                            config.draws, config.seed) if config.ladder else None)
+    exact = main if isinstance(main, ExactKernel) else ExactKernel(grid, norm)
+    kernels: dict[str, Kernel] = {"exact": exact, **({"semantic": semantic} if semantic else {})}
     pq = {name: per_question(grid, k, config.old, config.new) for name, k in kernels.items()}
-    res = resampling(answers, grid.question_ids)
-    stats = _kernel_stats(grid, kernels, pq, config, res)
-    if "semantic" in stats:
-        stats["semantic"] = _with_consistency(stats["semantic"], grid, exact,
-                                              kernels["semantic"])
+    res = started or resampling(answers, grid.question_ids)
+    values = np.column_stack([pq[n].d for n in kernels])
+    boot = None
+    if res.groups is not None:  # a cluster bootstrap may refuse the clusters: here, as always
+        boot = res.bootstrap(values, config.draws, config.seed)
+    elif started is None:  # else the worker draws the ladder's and this thread the kernels'
+        early.start("kernels", res, values, config.draws, config.seed)
+    flip = flips(main, grid, config.old, config.new, pq[main.name])
+    util, cells = _utility(grid, gold, norm, config)
+    if gold is not None and started is None:
+        start_gold(early, gold_scores(grid, gold, norm, config.old, config.new, cells),
+                   res, config.draws, config.seed)
+    trans = ({n: transitions(grid, gold, norm, k, config.old, config.new, cells)
+              for n, k in kernels.items()} if gold is not None else None)
+    over = (overlap(grid, config.old, config.new, flip.question_ids)
+            if has_doc_ids(grid, config.old, config.new) else None)
+    lad = ladder(main, grid, config.ladder, config.old, config.new) if config.ladder else None
+    agree = _judges(grid, labels, judges, config)
+    sec = secondary(grid, kernels, main, resampling=res, old=config.old, new=config.new,
+                    draws=config.draws, seed=config.seed, permutations=config.permutations,
+                    gold=gold, normalize=norm,
+                    deltas=(util.em_delta, util.f1_delta) if util else None,
+                    ladder=config.ladder, cells=cells, prefetch=early)
+    if boot is None:
+        boot = early.take("kernels") or res.bootstrap(values, config.draws, config.seed)
+    stats = _kernel_stats(grid, kernels, pq, config, boot)
+    if semantic is not None:
+        stats["semantic"] = _with_consistency(stats["semantic"], grid, exact, semantic)
     gate = evaluate(config.gate, {k: {"d_hat": s.d_hat, "lcb95": s.lcb95}
                                   for k, s in stats.items()})
-    main = kernels.get("semantic", exact)
-    flip = flips(main, grid, config.old, config.new, pq[main.name])
-    util = (utility(grid, gold, norm, grid.states, config.old, config.new)
-            if gold is not None else None)
     return AnalysisResult(
         Comparison(config.old, config.new, grid.n, grid.repeats, grid.states, config.benchmark,
                    config.draws, config.seed, res),
-        stats, gate, flip,
-        utility=util,
-        transitions=({n: transitions(grid, gold, norm, k, config.old, config.new)
-                      for n, k in kernels.items()} if gold is not None else None),
-        overlap=(overlap(grid, config.old, config.new, flip.question_ids)
-                 if has_doc_ids(grid, config.old, config.new) else None),
-        ladder=(ladder(main, grid, config.ladder, config.old, config.new)
-                if config.ladder else None),
-        judges=_judges(grid, labels, judges, config),
-        per_question=pq,
-        secondary=secondary(grid, kernels, main, resampling=res, old=config.old,
-                            new=config.new, draws=config.draws, seed=config.seed,
-                            permutations=config.permutations, gold=gold, normalize=norm,
-                            deltas=(util.em_delta, util.f1_delta) if util else None,
-                            ladder=config.ladder),
+        stats, gate, flip, utility=util, transitions=trans, overlap=over, ladder=lad,
+        judges=agree, per_question=pq, secondary=sec,
         sample=sample_check({k: v.d for k, v in pq.items()}, gate.rules))
+
+
+def _semantic(grid: AnswerGrid, answers: Sequence[AnswerRow], labels: Sequence[PairLabel],
+              config: AnalysisConfig) -> tuple[SemanticKernel | None, tuple[str, ...]]:
+    """The primary judge's kernel and every judge, after the labels are validated."""
+    if not labels:
+        return None, ()
+    if not (isinstance(labels, LabelTable)
+            and labels.clean(None, grid=(grid.index, grid.states, grid.repeats))):
+        validate_labels(labels, answers)
+    judges = agreement_mod.judges_of(labels)
+    return SemanticKernel(labels, _primary_judge(config, judges)), judges
+
+
+def _utility(grid: AnswerGrid, gold: Mapping[str, Sequence[str]] | None, norm: Normalizer,
+             config: AnalysisConfig) -> tuple[Utility | None, dict[str, GoldCells] | None]:
+    """Utility per state and the gold scores of every cell (the diagnostics share them)."""
+    if gold is None:
+        return None, None
+    check_gold(grid, gold)
+    cells = score_grid(grid, gold, norm, grid.states)
+    return utility(grid, gold, norm, grid.states, config.old, config.new, cells), cells
 
 
 def _state_order(config: AnalysisConfig, present: Sequence[str]) -> tuple[str, ...]:
@@ -240,10 +281,9 @@ def _state_order(config: AnalysisConfig, present: Sequence[str]) -> tuple[str, .
 
 
 def _with_consistency(stats: KernelStats, grid: AnswerGrid, exact: ExactKernel,
-                      semantic: Kernel) -> KernelStats:
+                      semantic: SemanticKernel) -> KernelStats:
     from snapaudit.stats.consistency import identical_on_grid
 
-    assert isinstance(semantic, SemanticKernel)
     c = identical_on_grid(grid, exact, semantic)
     return replace(stats, identical_pairs=c.identical_pairs,
                    identical_labelled_same=c.labelled_same)
@@ -260,9 +300,10 @@ def _primary_judge(config: AnalysisConfig, judges: tuple[str, ...]) -> str:
 
 def _kernel_stats(grid: AnswerGrid, kernels: Mapping[str, Kernel],
                   pq: Mapping[str, PerQuestion], config: AnalysisConfig,
-                  res: Resampling) -> dict[str, KernelStats]:
+                  boot: BootstrapDraws) -> dict[str, KernelStats]:
+    """Within, cross, D and the interval of every kernel (``boot``: the joint bootstrap of
+    the kernels' D_i, columns in kernel order)."""
     names = list(kernels)
-    boot = res.bootstrap(np.column_stack([pq[n].d for n in names]), config.draws, config.seed)
     out: dict[str, KernelStats] = {}
     for col, name in enumerate(names):
         iv = boot.summary(col, scale=100.0)

@@ -23,7 +23,7 @@ import numpy as np
 
 from snapaudit.errors import InputError
 from snapaudit.stats.bootstrap import BootstrapDraws, whole_question_bootstrap
-from snapaudit.tables import AnswerRow
+from snapaudit.tables import AnswerRow, AnswerTable
 
 
 def cluster_bootstrap(values: np.ndarray, groups: np.ndarray, draws: int, seed: int
@@ -82,6 +82,8 @@ def resampling(rows: Sequence[AnswerRow], question_ids: Sequence[str]) -> Resamp
     Either no row names a cluster, or every row does and all rows of a question name the same
     one; anything else is an :class:`InputError`.
     """
+    if isinstance(rows, AnswerTable):  # the fast reader only takes rows without clusters
+        return Resampling()
     labels: dict[str, str] = {}
     unlabelled = 0
     for row in rows:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from snapaudit.stats.bootstrap import BootstrapDraws
 from snapaudit.stats.cluster import Resampling
 from snapaudit.stats.utility import GoldScores
 
@@ -73,12 +74,16 @@ def rates_of(sums: np.ndarray) -> dict[str, np.ndarray]:
                 "bec": np.where(mn + nn > 0, 100 * nn / (mn + nn), np.nan)}
 
 
-def flip_rates(scores: GoldScores, resampling: Resampling, draws: int, seed: int) -> FlipRates:
+def flip_rates(scores: GoldScores, resampling: Resampling, draws: int, seed: int,
+               drawn: BootstrapDraws | None = None) -> FlipRates:
+    """The rates; ``drawn``: the bootstrap of :func:`category_values`, if already drawn."""
     values = category_values(scores)
     r = scores.em_old.shape[1]
     counts = np.rint(values.sum(axis=0) * r).astype(np.int64)
     point = rates_of(counts.astype(np.float64))
-    boot = rates_of(resampling.bootstrap(values, draws, seed).draws)
+    if drawn is None:
+        drawn = resampling.bootstrap(values, draws, seed)
+    boot = rates_of(drawn.draws)
     rates = {}
     for k in RATES:
         p = float(point[k])

@@ -8,17 +8,26 @@ they are; :func:`nontransitive_triangles` counts them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import combinations
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import numpy as np
 
 from snapaudit.errors import InputError
 from snapaudit.stats.normalize import Normalizer
-from snapaudit.tables import AnswerRef, AnswerRow, LabelTable, PairLabel, validate_answers
+from snapaudit.tables import (
+    AnswerRef,
+    AnswerRow,
+    AnswerTable,
+    LabelTable,
+    PairLabel,
+    validate_answers,
+)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -36,17 +45,26 @@ class AnswerGrid:
 
     @classmethod
     def from_rows(cls, rows: Sequence[AnswerRow], *, path: str | None = None) -> AnswerGrid:
+        if isinstance(rows, AnswerTable):  # the reader checked the full grid on columns
+            return cls._from_cells(list(rows.question_ids), list(rows.states), rows.repeats,
+                                   rows.in_cell_order(rows.answers),
+                                   rows.in_cell_order(rows.doc_ids))
         cells = _full_grid(rows)
         if cells is None:  # not a clean full grid: the row-by-row check names the problem
             validate_answers(rows, path=path)
             raise AssertionError("validate_answers passed a grid the column check refused")
         qids, states, repeats, order = cells
-        answers_flat = [rows[i].answer for i in order]
-        docs_flat = [rows[i].doc_ids for i in order]
+        return cls._from_cells(qids, states, repeats, [rows[i].answer for i in order],
+                               [rows[i].doc_ids for i in order])
+
+    @classmethod
+    def _from_cells(cls, qids: list[str], states: list[str], repeats: int,
+                    answers_flat: list[str], docs_flat: list[tuple[str, ...] | None]
+                    ) -> AnswerGrid:
+        """The grid of every (question, state, repeat) in that order (first appearance)."""
         keys = [(q, s) for q in qids for s in states]
-        answers = {k: tuple(answers_flat[c * repeats:(c + 1) * repeats])
-                   for c, k in enumerate(keys)}
-        docs = {k: tuple(docs_flat[c * repeats:(c + 1) * repeats]) for c, k in enumerate(keys)}
+        answers = dict(zip(keys, _chunks(answers_flat, repeats), strict=True))
+        docs = dict(zip(keys, _chunks(docs_flat, repeats), strict=True))
         return cls(tuple(sorted(qids)), tuple(sorted(states)), repeats, answers, docs)
 
     def subset(self, question_ids: Sequence[str]) -> AnswerGrid:
@@ -86,6 +104,11 @@ class AnswerGrid:
 
     def answer(self, qid: str, ref: AnswerRef) -> str:
         return self.answers[(qid, ref.state)][ref.repeat - 1]
+
+
+def _chunks(flat: list[T], size: int) -> Iterator[tuple[T, ...]]:
+    """Consecutive tuples of ``size`` items (``len(flat)`` is a multiple of ``size``)."""
+    return zip(*[iter(flat)] * size, strict=True)
 
 
 def _full_grid(rows: Sequence[AnswerRow]

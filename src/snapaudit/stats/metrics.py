@@ -6,6 +6,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from snapaudit.errors import InputError
 from snapaudit.stats.kernels import AnswerGrid
 from snapaudit.stats.normalize import Normalizer
@@ -25,9 +27,14 @@ def token_f1(answer: str, aliases: Sequence[str], normalize: Normalizer) -> floa
 def _f1(pred: list[str], gold: list[str]) -> float:
     if pred == gold and pred:
         return 1.0  # what the formula gives: precision = recall = 1
-    if set(pred).isdisjoint(gold):
+    pred_set = set(pred)
+    if pred_set.isdisjoint(gold):
         return 0.0
-    common = sum((Counter(pred) & Counter(gold)).values())
+    gold_set = set(gold)
+    if len(pred_set) == len(pred) and len(gold_set) == len(gold):
+        common = len(pred_set & gold_set)  # no repeated token: the multiset overlap
+    else:
+        common = sum((Counter(pred) & Counter(gold)).values())
     if common == 0:
         return 0.0
     precision, recall = common / len(pred), common / len(gold)
@@ -72,62 +79,71 @@ def check_gold(grid: AnswerGrid, gold: Mapping[str, Sequence[str]]) -> None:
         raise InputError(f"gold has no answers for {len(missing)} question(s): {shown}")
 
 
-def em_table(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: Normalizer,
-             state: str) -> list[list[bool]]:
-    """EM of every (question, repeat) of one state, questions in grid order."""
-    aliases = _gold_norm(grid, gold, normalize)
-    return [[normalize(a) in aliases[q] for a in grid.answers[(q, state)]]
-            for q in grid.question_ids]
+@dataclass(frozen=True)
+class GoldCells:
+    """EM, token F1 and UNKNOWN of every (question, repeat) of one state: (n, r) arrays,
+    questions in grid order (the values of :func:`exact_match`, :func:`token_f1` and
+    :func:`is_unknown`)."""
+
+    em: np.ndarray
+    f1: np.ndarray
+    unknown: np.ndarray
+
+
+def score_grid(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: Normalizer,
+               states: Sequence[str]) -> dict[str, GoldCells]:
+    """:class:`GoldCells` of ``states`` in one pass: each alias normalized once and each
+    distinct answer of a question scored once (gold must cover every question)."""
+    unknown = normalize("UNKNOWN")
+    em: dict[str, list[bool]] = {s: [] for s in states}
+    f1: dict[str, list[float]] = {s: [] for s in states}
+    unk: dict[str, list[bool]] = {s: [] for s in states}
+    answers = grid.answers
+    for q in grid.question_ids:
+        aliases = [normalize(alias) for alias in gold[q]]
+        alias_set, alias_tokens = set(aliases), [alias.split() for alias in aliases]
+        memo: dict[str, tuple[bool, float, bool]] = {}
+        for state in states:
+            for a in answers[(q, state)]:
+                hit = memo.get(a)
+                if hit is None:
+                    got = normalize(a)
+                    hit = memo[a] = (got in alias_set,
+                                     max(_f1(got.split(), toks) for toks in alias_tokens),
+                                     got == unknown)
+                em[state].append(hit[0])
+                f1[state].append(hit[1])
+                unk[state].append(hit[2])
+    shape = (grid.n, grid.repeats)
+    return {s: GoldCells(np.array(em[s], dtype=bool).reshape(shape),
+                         np.array(f1[s], dtype=np.float64).reshape(shape),
+                         np.array(unk[s], dtype=bool).reshape(shape)) for s in states}
 
 
 def score_tables(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: Normalizer,
                  state: str) -> tuple[list[list[float]], list[list[float]]]:
     """EM (0.0/1.0) and token F1 of every (question, repeat) of one state, questions in grid
-    order: the values of :func:`exact_match` and :func:`token_f1`, each alias normalized once
-    and each distinct (question, answer) scored once."""
-    em: list[list[float]] = []
-    f1: list[list[float]] = []
-    for q in grid.question_ids:
-        aliases = [normalize(alias) for alias in gold[q]]
-        alias_set, alias_tokens = set(aliases), [alias.split() for alias in aliases]
-        memo: dict[str, tuple[float, float]] = {}
-        for a in grid.answers[(q, state)]:
-            if a not in memo:
-                got = normalize(a)
-                memo[a] = (float(got in alias_set),
-                           max(_f1(got.split(), toks) for toks in alias_tokens))
-        em.append([memo[a][0] for a in grid.answers[(q, state)]])
-        f1.append([memo[a][1] for a in grid.answers[(q, state)]])
+    order: the values of :func:`exact_match` and :func:`token_f1`."""
+    cells = score_grid(grid, gold, normalize, (state,))[state]
+    em: list[list[float]] = cells.em.astype(np.float64).tolist()
+    f1: list[list[float]] = cells.f1.tolist()
     return em, f1
 
 
-def _gold_norm(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: Normalizer
-               ) -> dict[str, set[str]]:
-    return {q: {normalize(alias) for alias in gold[q]} for q in grid.question_ids}
-
-
 def utility(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: Normalizer,
-            states: Sequence[str], old: str, new: str) -> Utility:
+            states: Sequence[str], old: str, new: str,
+            cells: Mapping[str, GoldCells] | None = None) -> Utility:
+    """Per-state EM, F1 and UNKNOWN rates (``cells``: :func:`score_grid` of ``states``)."""
     check_gold(grid, gold)
+    if cells is None:
+        cells = score_grid(grid, gold, normalize, states)
     per: dict[str, StateUtility] = {}
-    unknown = normalize("UNKNOWN")
-    memo: dict[tuple[str, str], float] = {}
-    prepared = {}
-    for q in grid.question_ids:
-        aliases = [normalize(alias) for alias in gold[q]]
-        prepared[q] = set(aliases), [alias.split() for alias in aliases]
+    total = grid.n * grid.repeats
     for state in states:
-        em = f1 = unk = 0.0
-        for q in grid.question_ids:
-            alias_set, alias_tokens = prepared[q]
-            for a in grid.answers[(q, state)]:
-                got = normalize(a)  # the same values as exact_match / token_f1 / is_unknown
-                em += got in alias_set
-                key = (q, got)
-                if key not in memo:
-                    memo[key] = max(_f1(got.split(), toks) for toks in alias_tokens)
-                f1 += memo[key]
-                unk += got == unknown
-        total = grid.n * grid.repeats
+        c = cells[state]
+        f1 = 0.0
+        for value in c.f1.ravel().tolist():  # summed in question, repeat order as always
+            f1 += value
+        em, unk = float(np.count_nonzero(c.em)), float(np.count_nonzero(c.unknown))
         per[state] = StateUtility(100 * em / total, 100 * f1 / total, 100 * unk / total)
     return Utility(per, per[new].em - per[old].em, per[new].f1 - per[old].f1)

@@ -17,6 +17,7 @@ from itertools import pairwise
 
 import numpy as np
 
+from snapaudit.stats.bootstrap import BootstrapDraws
 from snapaudit.stats.churn import per_question
 from snapaudit.stats.cluster import Resampling
 from snapaudit.stats.kernels import AnswerGrid, Kernel
@@ -64,11 +65,20 @@ def ladder_family(states: Sequence[str], old: str, new: str) -> list[tuple[str, 
     return family
 
 
-def ladder_holm(kernel: Kernel, grid: AnswerGrid, states: Sequence[str], old: str, new: str,
-                resampling: Resampling, draws: int, seed: int) -> Multiplicity:
+def ladder_values(kernel: Kernel, grid: AnswerGrid, states: Sequence[str], old: str,
+                  new: str) -> np.ndarray:
+    """(n, tests) per-question D of every test of the family, the columns bootstrapped."""
     family = ladder_family(states, old, new)
-    values = np.column_stack([per_question(grid, kernel, a, b).d for a, b, _ in family])
-    boot = resampling.bootstrap(values, draws, seed)
+    return np.column_stack([per_question(grid, kernel, a, b).d for a, b, _ in family])
+
+
+def ladder_holm(kernel: Kernel, grid: AnswerGrid, states: Sequence[str], old: str, new: str,
+                resampling: Resampling, draws: int, seed: int,
+                boot: BootstrapDraws | None = None) -> Multiplicity:
+    """The family's tests; ``boot``: the bootstrap of :func:`ladder_values`, if already drawn."""
+    family = ladder_family(states, old, new)
+    if boot is None:
+        boot = resampling.bootstrap(ladder_values(kernel, grid, states, old, new), draws, seed)
     ivs = [boot.summary(col, scale=100.0) for col in range(len(family))]
     adjusted = holm([iv.p_nonpositive for iv in ivs])
     return Multiplicity(kernel.name, tuple(

@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from snapaudit.stats.cluster import Resampling
 from snapaudit.stats.fliprates import FlipRates, flip_rates
 from snapaudit.stats.kernels import AnswerGrid, Kernel
+from snapaudit.stats.metrics import GoldCells
 from snapaudit.stats.multiplicity import Multiplicity, ladder_holm
 from snapaudit.stats.normalize import Normalizer
 from snapaudit.stats.permutation import DistributionTest, distribution_test
+from snapaudit.stats.prefetch import Prefetch
 from snapaudit.stats.utility import Delta, gold_scores, utility_delta
 
 
@@ -33,14 +35,19 @@ def secondary(grid: AnswerGrid, kernels: Mapping[str, Kernel], main: Kernel, *,
               resampling: Resampling, old: str, new: str, draws: int, seed: int,
               permutations: int, gold: Mapping[str, Sequence[str]] | None,
               normalize: Normalizer, deltas: tuple[float, float] | None,
-              ladder: Sequence[str] | None) -> Secondary:
+              ladder: Sequence[str] | None, cells: Mapping[str, GoldCells] | None = None,
+              prefetch: Prefetch | None = None) -> Secondary:
+    """``cells``: the gold scores of old and new if already computed; ``prefetch``: the
+    bootstraps ``flip_rates``, ``utility_delta`` and ``ladder`` if already started."""
+    early = prefetch or Prefetch()
     fr = ud = None
     if gold is not None:
-        scores = gold_scores(grid, gold, normalize, old, new)
-        fr = flip_rates(scores, resampling, draws, seed)
-        ud = utility_delta(scores, resampling, draws, seed, deltas)
+        scores = gold_scores(grid, gold, normalize, old, new, cells)
+        fr = flip_rates(scores, resampling, draws, seed, early.take("flip_rates"))
+        ud = utility_delta(scores, resampling, draws, seed, deltas, early.take("utility_delta"))
     dist = (distribution_test(dict(kernels), grid, old, new, permutations, seed)
             if permutations > 0 else None)
-    mult = (ladder_holm(main, grid, ladder, old, new, resampling, draws, seed)
-            if ladder else None)
+    mult = (ladder_holm(main, grid, ladder, old, new, resampling, draws, seed,
+                        early.take("ladder")) if ladder else None)
     return Secondary(resampling, fr, ud, dist, mult)
+

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from snapaudit.stats.kernels import AnswerGrid, Kernel, pair_matrix
-from snapaudit.stats.metrics import em_table
+from snapaudit.stats.metrics import GoldCells, score_grid
 from snapaudit.stats.normalize import Normalizer
 from snapaudit.tables import AnswerRef
 
@@ -40,9 +40,12 @@ class Transitions:
 
 
 def transitions(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: Normalizer,
-                kernel: Kernel, old: str, new: str) -> Transitions:
-    em_old = np.array(em_table(grid, gold, normalize, old), dtype=bool).reshape(grid.n, -1)
-    em_new = np.array(em_table(grid, gold, normalize, new), dtype=bool).reshape(grid.n, -1)
+                kernel: Kernel, old: str, new: str,
+                cells: Mapping[str, GoldCells] | None = None) -> Transitions:
+    """The matched-repeat categories (``cells``: :func:`score_grid` of old and new)."""
+    if cells is None:
+        cells = score_grid(grid, gold, normalize, (old, new))
+    em_old, em_new = cells[old].em, cells[new].em
     r = grid.repeats
     k = pair_matrix(kernel, grid, (old, new))
     matched = k[:, np.arange(r), r + np.arange(r)]  # repeat j of old vs repeat j of new

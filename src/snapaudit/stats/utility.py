@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from snapaudit.stats.bootstrap import BootstrapDraws
 from snapaudit.stats.cluster import Resampling
 from snapaudit.stats.kernels import AnswerGrid
-from snapaudit.stats.metrics import check_gold, score_tables
+from snapaudit.stats.metrics import GoldCells, check_gold, score_grid
 from snapaudit.stats.normalize import Normalizer
 
 
@@ -33,17 +34,13 @@ class GoldScores:
 
 
 def gold_scores(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: Normalizer,
-                old: str, new: str) -> GoldScores:
+                old: str, new: str, cells: Mapping[str, GoldCells] | None = None) -> GoldScores:
+    """The (n, r) scores of ``old`` and ``new`` (``cells``: :func:`score_grid` of both)."""
     check_gold(grid, gold)
-
-    def tables(state: str) -> tuple[np.ndarray, np.ndarray]:
-        em, f1 = score_tables(grid, gold, normalize, state)
-        shape = (grid.n, grid.repeats)
-        return (np.array(em, dtype=np.float64).reshape(shape),
-                np.array(f1, dtype=np.float64).reshape(shape))
-
-    (em_old, f1_old), (em_new, f1_new) = tables(old), tables(new)
-    return GoldScores(grid.question_ids, em_old, em_new, f1_old, f1_new)
+    if cells is None:
+        cells = score_grid(grid, gold, normalize, (old, new))
+    return GoldScores(grid.question_ids, cells[old].em.astype(np.float64),
+                      cells[new].em.astype(np.float64), cells[old].f1, cells[new].f1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +62,13 @@ def paired_values(scores: GoldScores) -> np.ndarray:
 
 
 def utility_delta(scores: GoldScores, resampling: Resampling, draws: int, seed: int,
-                  points: tuple[float, float] | None = None) -> dict[str, Delta]:
+                  points: tuple[float, float] | None = None,
+                  boot: BootstrapDraws | None = None) -> dict[str, Delta]:
     """EM and F1 deltas (pp). ``points`` overrides the point estimates (the state means'
-    difference of ``utility``, equal up to float summation order) so the two agree exactly."""
-    boot = resampling.bootstrap(paired_values(scores), draws, seed)
+    difference of ``utility``, equal up to float summation order) so the two agree exactly;
+    ``boot``: the bootstrap of :func:`paired_values`, if already drawn."""
+    if boot is None:
+        boot = resampling.bootstrap(paired_values(scores), draws, seed)
     out = {}
     for col, name in enumerate(("em", "f1")):
         iv = boot.summary(col, scale=100.0)

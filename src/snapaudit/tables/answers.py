@@ -95,11 +95,12 @@ def _ref(value: Any, key: str, where: dict[str, Any]) -> AnswerRef:
 
 # -- answers -----------------------------------------------------------------
 
-def read_answers(path: str | Path) -> list[AnswerRow]:
-    """Read and validate an answers JSONL file (see docs/analysis.md)."""
+def read_answers(path: str | Path) -> Sequence[AnswerRow]:
+    """Read and validate an answers JSONL file (see docs/analysis.md): a list, or an
+    :class:`AnswerTable` (the same rows, kept as columns) when the fast reader vouches."""
     fast = fast_answers(path)
-    if fast is not None and all(STATE_NAME.match(s) for s in {r.state for r in fast}) \
-            and all(r.answer.strip() for r in fast):
+    if fast is not None and all(STATE_NAME.match(s) for s in fast.states) \
+            and all(a.strip() for a in fast.answers):
         return fast  # else the line-by-line reader below names the bad line
     rows: list[AnswerRow] = []
     lines: dict[tuple[str, str, int], int] = {}

@@ -18,8 +18,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
+from snapaudit.tables.answertable import AnswerTable
 from snapaudit.tables.labeltable import LabelTable
-from snapaudit.tables.records import AnswerRef, AnswerRow
+from snapaudit.tables.records import AnswerRef
 
 _REF = pa.struct([("state", pa.string()), ("repeat", pa.int64())])
 ANSWER_SCHEMA = pa.schema([("question_id", pa.string()), ("state", pa.string()),
@@ -67,7 +68,7 @@ def _no_nulls(table: pa.Table, names: tuple[str, ...]) -> bool:
     return all(table.column(n).null_count == 0 for n in names)
 
 
-def fast_answers(path: str | Path) -> list[AnswerRow] | None:
+def fast_answers(path: str | Path) -> AnswerTable | None:
     """The rows of a valid answers file (a full grid), or None when anything needs a look."""
     table = _read(path, ANSWER_SCHEMA)
     if table is None or not _no_nulls(table, ("question_id", "state", "repeat", "answer")):
@@ -85,13 +86,8 @@ def fast_answers(path: str | Path) -> list[AnswerRow] | None:
     if not np.array_equal(np.bincount(cell, minlength=len(qids) * len(states) * r),
                           np.ones(len(qids) * len(states) * r, dtype=np.int64)):
         return None  # a duplicate or a hole in the grid
-    qid_obj = np.array(qids, dtype=object)[q].tolist()
-    state_obj = np.array(states, dtype=object)[s].tolist()
-    questions = _optional_strings(table.column("question"))
-    docs = _doc_tuples(docs_col)
-    return [AnswerRow(*fields) for fields in zip(
-        qid_obj, state_obj, repeat.tolist(), table.column("answer").to_pylist(), docs,
-        questions, strict=True)]
+    return AnswerTable(qids, states, q, s, repeat, table.column("answer").to_pylist(),
+                       _doc_tuples(docs_col), _optional_strings(table.column("question")))
 
 
 def _optional_strings(column: pa.ChunkedArray) -> list[str | None]:
@@ -104,20 +100,39 @@ def _optional_strings(column: pa.ChunkedArray) -> list[str | None]:
 
 
 def _doc_tuples(col: pa.Array) -> list[tuple[str, ...] | None]:
-    """Each row's doc ids as a tuple; equal lists share one tuple, equal ids one string."""
+    """Each row's doc ids as a tuple; equal lists share one tuple, equal ids one string.
+
+    Lists of one length are told apart by their rows of id codes (hashed by pyarrow as
+    fixed-size binary keys): only each distinct list is built in Python."""
     flat, idx = _codes(col.values) if len(col.values) else ([], np.zeros(0, dtype=np.int64))
-    ids: list[str] = np.array(flat, dtype=object)[idx].tolist() if len(idx) else []
-    offsets = col.offsets.to_numpy().tolist()
-    valid = col.is_valid().to_numpy(zero_copy_only=False).tolist()
-    seen: dict[tuple[str, ...], tuple[str, ...]] = {}
-    out: list[tuple[str, ...] | None] = []
-    for i, ok in enumerate(valid):
-        if ok:
-            t = tuple(ids[offsets[i]:offsets[i + 1]])
-            out.append(seen.setdefault(t, t))
-        else:
-            out.append(None)
-    return out
+    ids = np.array(flat, dtype=object)
+    offsets = col.offsets.to_numpy()
+    valid = col.is_valid().to_numpy(zero_copy_only=False)
+    lengths = np.diff(offsets)
+    out = np.full(len(col), None, dtype=object)
+    for length in np.unique(lengths[valid]).tolist():
+        rows = np.flatnonzero(valid & (lengths == length))
+        codes = idx[offsets[:-1][rows, None] + np.arange(length)].astype(np.int32)
+        first, which = _distinct_rows(codes)
+        distinct = np.empty(len(first), dtype=object)
+        for k, row in enumerate(ids[codes[first]].tolist() if length else [[]] * len(first)):
+            distinct[k] = tuple(row)
+        out[rows] = distinct[which]
+    tuples: list[tuple[str, ...] | None] = out.tolist()
+    return tuples
+
+
+def _distinct_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first row of each distinct row of ``codes``, each row's distinct-row number)."""
+    n, width = codes.shape
+    if width == 0:
+        return np.zeros(min(n, 1), dtype=np.int64), np.zeros(n, dtype=np.int64)
+    keys = pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(codes.itemsize * width), n,
+        [None, pa.py_buffer(np.ascontiguousarray(codes).tobytes())])
+    which = keys.dictionary_encode().indices.to_numpy().astype(np.int64)
+    first: np.ndarray = np.unique(which, return_index=True)[1]
+    return first, which
 
 
 def fast_labels(path: str | Path) -> LabelTable | None:

@@ -12,6 +12,7 @@ from typing import Any, overload
 
 import numpy as np
 
+from snapaudit.tables.answertable import AnswerTable
 from snapaudit.tables.records import AnswerRef, AnswerRow, PairLabel
 
 
@@ -123,8 +124,15 @@ def _all_known(table: LabelTable, answers: Sequence[AnswerRow]) -> bool:
     qget = {q: i for i, q in enumerate(table.questions)}.get
     rget = {(r.state, r.repeat): i for i, r in enumerate(table.refs)}.get
     nr, n = len(table.refs), len(answers)
-    qi = np.fromiter((qget(row.question_id, -1) for row in answers), np.int64, n)
-    ri = np.fromiter((rget((row.state, row.repeat), -1) for row in answers), np.int64, n)
+    if isinstance(answers, AnswerTable):  # the same codes, from the columns
+        qcode = np.array([qget(q, -1) for q in answers.question_ids], dtype=np.int64)
+        width = answers.repeats + 1
+        rcode = np.array([rget((s, j), -1) for s in answers.states for j in range(width)],
+                         dtype=np.int64)
+        qi, ri = qcode[answers.q], rcode[answers.s * width + answers.repeat]
+    else:
+        qi = np.fromiter((qget(row.question_id, -1) for row in answers), np.int64, n)
+        ri = np.fromiter((rget((row.state, row.repeat), -1) for row in answers), np.int64, n)
     ok = (qi >= 0) & (ri >= 0)
     have = np.unique(qi[ok] * nr + ri[ok])
     need = np.concatenate([table.q.astype(np.int64) * nr + table.a,

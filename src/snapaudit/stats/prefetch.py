@@ -1,0 +1,68 @@
+"""Bootstraps started early in a worker thread and taken where the analysis needs them.
+
+``numpy.random.Generator.multinomial`` releases the GIL while it draws, so a bootstrap running
+in a worker thread uses the second core while the main thread computes the diagnostics. Every
+bootstrap still builds its own ``Generator(PCG64(seed))`` from the analysis seed and consumes
+it exactly as when it runs inline: the draws, and so the results, are the same bytes.
+
+A bootstrap is only started when its inputs are known to be valid (an input error must be
+raised where the sequential analysis raises it); :meth:`Prefetch.take` returns ``None`` for a
+bootstrap never started, and the caller then computes it inline as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import numpy as np
+
+from snapaudit.errors import InputError
+from snapaudit.stats.bootstrap import BootstrapDraws
+from snapaudit.stats.cluster import Resampling, resampling
+from snapaudit.stats.fliprates import category_values
+from snapaudit.stats.kernels import AnswerGrid, Kernel
+from snapaudit.stats.multiplicity import ladder_values
+from snapaudit.stats.utility import GoldScores, paired_values
+from snapaudit.tables import AnswerRow
+
+
+class Prefetch:
+    """Named bootstraps running in one worker thread (first started, first drawn)."""
+
+    def __init__(self, pool: ThreadPoolExecutor | None = None) -> None:
+        self._pool = pool
+        self._started: dict[str, Future[BootstrapDraws]] = {}
+
+    def start(self, name: str, resampling: Resampling, values: np.ndarray, draws: int,
+              seed: int) -> None:
+        """Start ``resampling.bootstrap(values, draws, seed)`` in the worker (no-op without one)."""
+        if self._pool is not None:
+            self._started[name] = self._pool.submit(resampling.bootstrap, values, draws, seed)
+
+    def take(self, name: str) -> BootstrapDraws | None:
+        """The draws of bootstrap ``name`` (waits for it), or None when it was not started."""
+        started = self._started.pop(name, None)
+        return None if started is None else started.result()
+
+
+def start_ladder(early: Prefetch, kernel: Kernel, grid: AnswerGrid, answers: Sequence[AnswerRow],
+                 ladder: Sequence[str], old: str, new: str, draws: int,
+                 seed: int) -> Resampling | None:
+    """Start the ladder's joint bootstrap (the largest: many distinct rows) as soon as its
+    kernel exists. Returns the resampling it uses, or None when nothing was started because
+    the resampling or a per-question value raised: the analysis raises that in order later."""
+    try:
+        res = resampling(answers, grid.question_ids)
+        values = ladder_values(kernel, grid, ladder, old, new)
+    except InputError:
+        return None
+    early.start("ladder", res, values, draws, seed)
+    return res
+
+
+def start_gold(early: Prefetch, scores: GoldScores, res: Resampling, draws: int,
+               seed: int) -> None:
+    """Start the bootstraps of the flip rates and of the utility deltas."""
+    early.start("flip_rates", res, category_values(scores), draws, seed)
+    early.start("utility_delta", res, paired_values(scores), draws, seed)

@@ -1,0 +1,78 @@
+"""Answer rows held as columns: what the fast path of ``read_answers`` returns.
+
+An :class:`AnswerTable` is a ``Sequence[AnswerRow]`` (equal to any sequence of the same rows)
+that builds each :class:`AnswerRow` only when asked. The reader has already checked that its
+rows are a full grid (every question x state x repeat 1..r, r >= 2, once) with no cluster
+labels, so the analysis builds its grid from the columns without a pass over row objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TypeVar, overload
+
+import numpy as np
+
+from snapaudit.tables.records import AnswerRow
+
+T = TypeVar("T")
+
+
+class AnswerTable(Sequence[AnswerRow]):
+    """Rows in file order: ``q``/``s`` index ``question_ids``/``states`` (both in order of
+    first appearance), ``repeat`` is 1-based; ``answers``, ``doc_ids`` and ``questions`` are
+    per row. ``cells`` orders the rows by (question, state, repeat)."""
+
+    def __init__(self, question_ids: Sequence[str], states: Sequence[str], q: np.ndarray,
+                 s: np.ndarray, repeat: np.ndarray, answers: Sequence[str],
+                 doc_ids: Sequence[tuple[str, ...] | None], questions: Sequence[str | None]):
+        self.question_ids = tuple(question_ids)
+        self.states = tuple(states)
+        self.q = np.asarray(q, dtype=np.int64)
+        self.s = np.asarray(s, dtype=np.int64)
+        self.repeat = np.asarray(repeat, dtype=np.int64)
+        self.answers = list(answers)
+        self.doc_ids = list(doc_ids)
+        self.questions = list(questions)
+        self.repeats = int(self.repeat.max())
+        cell = (self.q * len(self.states) + self.s) * self.repeats + (self.repeat - 1)
+        self.cells = np.empty(len(cell), dtype=np.int64)
+        self.cells[cell] = np.arange(len(cell))
+
+    def __len__(self) -> int:
+        return len(self.answers)
+
+    @overload
+    def __getitem__(self, index: int) -> AnswerRow: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[AnswerRow]: ...
+
+    def __getitem__(self, index: int | slice) -> AnswerRow | list[AnswerRow]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        i = range(len(self))[index]
+        return AnswerRow(self.question_ids[self.q[i]], self.states[self.s[i]],
+                         int(self.repeat[i]), self.answers[i], self.doc_ids[i],
+                         self.questions[i])
+
+    def __iter__(self) -> Iterator[AnswerRow]:
+        qids, states = self.question_ids, self.states
+        for q, s, j, a, d, text in zip(self.q.tolist(), self.s.tolist(), self.repeat.tolist(),
+                                       self.answers, self.doc_ids, self.questions, strict=True):
+            yield AnswerRow(qids[q], states[s], j, a, d, text)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
+            return NotImplemented
+        return len(self) == len(other) and all(x == y for x, y in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"AnswerTable({len(self)} rows: {len(self.question_ids)} questions x "
+                f"{len(self.states)} states x {self.repeats} repeats)")
+
+    def in_cell_order(self, column: Sequence[T]) -> list[T]:
+        """``column`` (one value per row) reordered by (question, state, repeat)."""
+        return [column[i] for i in self.cells.tolist()]
