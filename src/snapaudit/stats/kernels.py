@@ -147,16 +147,18 @@ class ExactKernel:
     name = "exact"
 
     def __init__(self, grid: AnswerGrid, normalize: Normalizer):
-        cache: dict[str, str] = {}
-        self._norm = {key: tuple(cache[a] if a in cache else cache.setdefault(a, normalize(a))
-                                 for a in vals) for key, vals in grid.answers.items()}
+        self._answers, self._normalize = grid.answers, normalize
+        raw: dict[str, int] = {}  # each distinct answer is normalized once
+        flat = [raw.setdefault(a, len(raw)) for vals in grid.answers.values() for a in vals]
         codes: dict[str, int] = {}
-        self._codes = {key: tuple(codes.setdefault(a, len(codes)) for a in vals)
-                       for key, vals in self._norm.items()}
+        of_raw = np.array([codes.setdefault(normalize(a), len(codes)) for a in raw],
+                          dtype=np.int64)
+        self._codes = of_raw[np.array(flat, dtype=np.int64)].reshape(-1, grid.repeats)
+        self._row = {key: i for i, key in enumerate(grid.answers)}
         self._cache: dict[tuple[tuple[str, ...], str], tuple[tuple[str, ...], np.ndarray]] = {}
 
     def normalized(self, qid: str, ref: AnswerRef) -> str:
-        return self._norm[(qid, ref.state)][ref.repeat - 1]
+        return self._normalize(self._answers[(qid, ref.state)][ref.repeat - 1])
 
     def same(self, qid: str, a: AnswerRef, b: AnswerRef) -> bool:
         return self.normalized(qid, a) == self.normalized(qid, b)
@@ -171,10 +173,9 @@ class ExactKernel:
         key = (grid.question_ids, state)
         hit = self._cache.get(key)
         if hit is None or hit[0] is not grid.question_ids:
-            codes = self._codes
-            flat = [c for q in grid.question_ids for c in codes[(q, state)]]
-            hit = (grid.question_ids,
-                   np.array(flat, dtype=np.int64).reshape(grid.n, grid.repeats))
+            row = self._row
+            rows = np.fromiter((row[(q, state)] for q in grid.question_ids), np.int64, grid.n)
+            hit = (grid.question_ids, self._codes[rows])
             self._cache = {key: hit, **{k: v for k, v in list(self._cache.items())[-3:]}}
         return hit[1]
 

@@ -94,30 +94,29 @@ def score_grid(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: N
                states: Sequence[str]) -> dict[str, GoldCells]:
     """:class:`GoldCells` of ``states`` in one pass: each alias normalized once and each
     distinct answer of a question scored once (gold must cover every question)."""
-    unknown = normalize("UNKNOWN")
-    em: dict[str, list[bool]] = {s: [] for s in states}
-    f1: dict[str, list[float]] = {s: [] for s in states}
-    unk: dict[str, list[bool]] = {s: [] for s in states}
     answers = grid.answers
-    for q in grid.question_ids:
-        aliases = [normalize(alias) for alias in gold[q]]
-        alias_set, alias_tokens = set(aliases), [alias.split() for alias in aliases]
-        memo: dict[str, tuple[bool, float, bool]] = {}
-        for state in states:
-            for a in answers[(q, state)]:
-                hit = memo.get(a)
-                if hit is None:
-                    got = normalize(a)
-                    hit = memo[a] = (got in alias_set,
-                                     max(_f1(got.split(), toks) for toks in alias_tokens),
-                                     got == unknown)
-                em[state].append(hit[0])
-                f1[state].append(hit[1])
-                unk[state].append(hit[2])
-    shape = (grid.n, grid.repeats)
-    return {s: GoldCells(np.array(em[s], dtype=bool).reshape(shape),
-                         np.array(f1[s], dtype=np.float64).reshape(shape),
-                         np.array(unk[s], dtype=bool).reshape(shape)) for s in states}
+    index: dict[tuple[str, str], int] = {}  # distinct (question, answer), grouped by question
+    cell = [index.setdefault((q, a), len(index))
+            for q in grid.question_ids for s in states for a in answers[(q, s)]]
+    unknown = normalize("UNKNOWN")
+    em: list[bool] = []
+    f1: list[float] = []
+    unk: list[bool] = []
+    current = None
+    alias_set: set[str] = set()
+    alias_tokens: list[list[str]] = []
+    for q, a in index:
+        if q != current:
+            current, aliases = q, [normalize(alias) for alias in gold[q]]
+            alias_set, alias_tokens = set(aliases), [alias.split() for alias in aliases]
+        got = normalize(a)
+        em.append(got in alias_set)
+        f1.append(max(_f1(got.split(), toks) for toks in alias_tokens))
+        unk.append(got == unknown)
+    at = np.array(cell, dtype=np.int64).reshape(grid.n, len(states), grid.repeats)
+    em_, f1_, unk_ = np.array(em, dtype=bool), np.array(f1, dtype=np.float64), np.array(unk)
+    return {s: GoldCells(em_[at[:, i]], f1_[at[:, i]], unk_[at[:, i]].astype(bool))
+            for i, s in enumerate(states)}
 
 
 def score_tables(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: Normalizer,
