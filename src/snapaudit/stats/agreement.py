@@ -15,7 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from snapaudit.stats.bootstrap import summarize, whole_question_bootstrap
+from snapaudit.errors import InputError
+from snapaudit.stats.bootstrap import BootstrapDraws, summarize, whole_question_bootstrap
+from snapaudit.stats.churn import PerQuestion, per_question
+from snapaudit.stats.kernels import AnswerGrid, SemanticKernel, pair_matrix
 from snapaudit.tables import LabelTable, PairLabel
 
 
@@ -95,11 +98,15 @@ def kappa_from_totals(t: np.ndarray) -> np.ndarray:
 
 
 def agreement(labels: Sequence[PairLabel], a: str, b: str, d_hat: Mapping[str, float | None],
-              draws: int, seed: int) -> JudgeAgreement | None:
-    counts = per_question_counts(labels, a, b)
+              draws: int, seed: int, counts: np.ndarray | None = None,
+              boot: BootstrapDraws | None = None) -> JudgeAgreement | None:
+    """``counts``: :func:`per_question_counts` and ``boot`` their bootstrap, if known."""
+    if counts is None:
+        counts = per_question_counts(labels, a, b)
     if counts.shape[0] == 0:
         return None
-    boot = whole_question_bootstrap(counts, draws, seed)
+    if boot is None:
+        boot = whole_question_bootstrap(counts, draws, seed)
     agree = 100 * boot.draws[:, 1] / boot.draws[:, 0]
     kap = kappa_from_totals(boot.draws)
     point_kappa = float(kappa_from_totals(boot.point))
@@ -111,3 +118,34 @@ def agreement(labels: Sequence[PairLabel], a: str, b: str, d_hat: Mapping[str, f
         point_kappa if np.isfinite(point_kappa) else None,
         summarize(0, kap_ok).ci95 if kap_ok.size else None,
         100 * float(boot.point[4]), summarize(0, ident).ci95, d_hat)
+
+
+def judge_pair(judges: Sequence[str], primary: str) -> tuple[str, str] | None:
+    """(primary judge, the first other judge), or None with fewer than two judges."""
+    other = next((j for j in judges if j != primary), None)
+    return None if other is None else (primary, other)
+
+
+def cross_judge(grid: AnswerGrid, labels: Sequence[PairLabel], pair: tuple[str, str],
+                old: str, new: str, draws: int, seed: int, primary: PerQuestion, *,
+                counts: np.ndarray | None = None,
+                boot: BootstrapDraws | None = None) -> JudgeAgreement | None:
+    """The two judges' agreement and each judge's D (pp), also on the questions both labelled
+    completely; ``primary``: the first judge's per-question values (its kernel's, already
+    computed without error), ``counts``/``boot`` as for :func:`agreement`."""
+    first, second = pair
+    d_hat: dict[str, float | None] = {first: 100 * primary.d_hat}
+    kernel = SemanticKernel(labels, second)
+    try:
+        d_hat[second] = 100 * per_question(grid, kernel, old, new).d_hat
+    except InputError:
+        d_hat[second] = None
+    # the first judge's labels are complete: its per-question values raised nothing
+    complete: np.ndarray = np.asarray((pair_matrix(kernel, grid, (old, new)) >= 0).all(axis=(1, 2)))
+    common = [q for q, ok in zip(grid.question_ids, complete.tolist(), strict=True) if ok]
+    if common and len(common) < grid.n:
+        sub = grid.subset(common)
+        for judge in pair:
+            d = per_question(sub, SemanticKernel(labels, judge), old, new).d_hat
+            d_hat[f"{judge}@common"] = 100 * d
+    return agreement(labels, first, second, d_hat, draws, seed, counts, boot)

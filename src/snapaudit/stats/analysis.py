@@ -15,7 +15,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from snapaudit._model import Frozen
-from snapaudit.errors import ConfigError, InputError
+from snapaudit.errors import ConfigError
 from snapaudit.stats import agreement as agreement_mod
 from snapaudit.stats.agreement import JudgeAgreement
 from snapaudit.stats.bootstrap import DEFAULT_DRAWS, BootstrapDraws
@@ -29,13 +29,12 @@ from snapaudit.stats.kernels import (
     Kernel,
     SemanticKernel,
     nontransitive_counts,
-    pair_matrix,
 )
 from snapaudit.stats.ladder import Ladder, ladder
 from snapaudit.stats.metrics import GoldCells, Utility, check_gold, score_grid, utility
 from snapaudit.stats.normalize import Normalizer, normalizer
 from snapaudit.stats.overlap import Overlap, has_doc_ids, overlap
-from snapaudit.stats.prefetch import Prefetch, start_gold, start_ladder
+from snapaudit.stats.prefetch import Prefetch, start_agreement, start_gold, start_ladder
 from snapaudit.stats.secondary import Secondary, secondary
 from snapaudit.stats.transitions import Transitions, transitions
 from snapaudit.stats.utility import gold_scores
@@ -225,12 +224,17 @@ def _analyze(answers: Sequence[AnswerRow], config: AnalysisConfig,
     if gold is not None and started is None:
         start_gold(early, gold_scores(grid, gold, norm, config.old, config.new, cells),
                    res, config.draws, config.seed)
+    pair = agreement_mod.judge_pair(judges, semantic.judge) if semantic else None
+    counts = (start_agreement(early, labels, pair, config.draws, config.seed)
+              if pair and started is None else None)
     trans = ({n: transitions(grid, gold, norm, k, config.old, config.new, cells)
               for n, k in kernels.items()} if gold is not None else None)
     over = (overlap(grid, config.old, config.new, flip.question_ids)
             if has_doc_ids(grid, config.old, config.new) else None)
     lad = ladder(main, grid, config.ladder, config.old, config.new) if config.ladder else None
-    agree = _judges(grid, labels, judges, config)
+    agree = (agreement_mod.cross_judge(grid, labels, pair, config.old, config.new, config.draws,
+                                       config.seed, pq["semantic"], counts=counts,
+                                       boot=early.take("agreement")) if pair else None)
     sec = secondary(grid, kernels, main, resampling=res, old=config.old, new=config.new,
                     draws=config.draws, seed=config.seed, permutations=config.permutations,
                     gold=gold, normalize=norm,
@@ -317,33 +321,3 @@ def _kernel_stats(grid: AnswerGrid, kernels: Mapping[str, Kernel],
                                 100 * pq[name].d_hat, iv.lcb95, iv.ci95, iv.p_nonpositive,
                                 **extra)  # type: ignore[arg-type]
     return out
-
-
-def _judges(grid: AnswerGrid, labels: Sequence[PairLabel], judges: tuple[str, ...],
-            config: AnalysisConfig) -> JudgeAgreement | None:
-    if len(judges) < 2:
-        return None
-    first = _primary_judge(config, judges)
-    second = next(j for j in judges if j != first)
-    d_hat: dict[str, float | None] = {}
-    kernels = {j: SemanticKernel(labels, j) for j in (first, second)}
-    for judge, kernel in kernels.items():
-        try:
-            d_hat[judge] = 100 * per_question(grid, kernel, config.old, config.new).d_hat
-        except InputError:
-            d_hat[judge] = None
-    complete = np.logical_and.reduce([_complete(k, grid, config.old, config.new)
-                                      for k in kernels.values()])
-    common = [q for q, ok in zip(grid.question_ids, complete.tolist(), strict=True) if ok]
-    if common and len(common) < grid.n:
-        sub = grid.subset(common)
-        for judge, kernel in kernels.items():
-            d = per_question(sub, kernel, config.old, config.new).d_hat
-            d_hat[f"{judge}@common"] = 100 * d
-    return agreement_mod.agreement(labels, first, second, d_hat, config.draws, config.seed)
-
-
-def _complete(kernel: SemanticKernel, grid: AnswerGrid, old: str, new: str) -> np.ndarray:
-    """Per question: whether the judge labelled every pair the semantic kernel needs."""
-    ok: np.ndarray = np.asarray((pair_matrix(kernel, grid, (old, new)) >= 0).all(axis=(1, 2)))
-    return ok

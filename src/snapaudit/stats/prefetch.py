@@ -18,13 +18,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from snapaudit.errors import InputError
+from snapaudit.stats.agreement import per_question_counts
 from snapaudit.stats.bootstrap import BootstrapDraws
 from snapaudit.stats.cluster import Resampling, resampling
 from snapaudit.stats.fliprates import category_values
 from snapaudit.stats.kernels import AnswerGrid, Kernel
 from snapaudit.stats.multiplicity import ladder_values
 from snapaudit.stats.utility import GoldScores, paired_values
-from snapaudit.tables import AnswerRow
+from snapaudit.tables import AnswerRow, PairLabel
 
 
 class Prefetch:
@@ -66,3 +67,13 @@ def start_gold(early: Prefetch, scores: GoldScores, res: Resampling, draws: int,
     """Start the bootstraps of the flip rates and of the utility deltas."""
     early.start("flip_rates", res, category_values(scores), draws, seed)
     early.start("utility_delta", res, paired_values(scores), draws, seed)
+
+
+def start_agreement(early: Prefetch, labels: Sequence[PairLabel], pair: tuple[str, str],
+                    draws: int, seed: int) -> np.ndarray:
+    """Start the bootstrap of the two judges' per-question counts (always over questions);
+    returns the counts."""
+    counts = per_question_counts(labels, *pair)
+    if counts.shape[0]:
+        early.start("agreement", Resampling(), counts, draws, seed)
+    return counts

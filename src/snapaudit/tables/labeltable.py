@@ -96,6 +96,18 @@ class LabelTable(Sequence[PairLabel]):
         keys: np.ndarray = ((self.judge.astype(np.int64) * nq + self.q) * nr + lo) * nr + hi
         return keys
 
+    def _distinct_pairs(self) -> bool:
+        """No self pair and no repeated (judge, pair); remembered for these arrays."""
+        arrays = (self.q, self.a, self.b, self.judge)
+        seen = self.__dict__.get("_distinct")
+        if seen is None or any(x is not y for x, y in zip(seen[0], arrays, strict=True)):
+            ok = not bool(np.any(self.a == self.b))
+            if ok:
+                keys = np.sort(self.pair_keys())
+                ok = not bool(np.any(keys[1:] == keys[:-1]))
+            seen = self.__dict__["_distinct"] = (arrays, ok)
+        return bool(seen[1])
+
     def clean(self, answers: Sequence[AnswerRow] | None, *,
               grid: tuple[Mapping[str, int], Sequence[str], int] | None = None) -> bool:
         """True when no label pairs an answer with itself, repeats a (judge, pair) or names
@@ -103,10 +115,7 @@ class LabelTable(Sequence[PairLabel]):
         repeats). False means: find the exact problem row by row."""
         if len(self) == 0:
             return True
-        if bool(np.any(self.a == self.b)):
-            return False
-        keys = np.sort(self.pair_keys())
-        if bool(np.any(keys[1:] == keys[:-1])):
+        if not self._distinct_pairs():
             return False
         if grid is not None:
             index, states, repeats = grid
