@@ -8,7 +8,7 @@ they are; :func:`nontransitive_triangles` counts them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import combinations
@@ -141,6 +141,26 @@ class Kernel(Protocol):
         """Whether answers ``a`` and ``b`` of question ``qid`` are the same."""
 
 
+class Matrices:
+    """The last few (n, m, m) matrices a kernel built, by grid (its question ids, by
+    identity) and refs; they are read-only, as every caller shares them."""
+
+    def __init__(self, size: int = 4) -> None:
+        self._size = size
+        self._kept: list[tuple[tuple[str, ...], tuple[AnswerRef, ...], np.ndarray]] = []
+
+    def get(self, grid: AnswerGrid, refs: Sequence[AnswerRef],
+            build: Callable[[AnswerGrid, Sequence[AnswerRef]], np.ndarray]) -> np.ndarray:
+        key = tuple(refs)
+        for qids, kept_refs, out in self._kept:
+            if qids is grid.question_ids and kept_refs == key:
+                return out
+        out = build(grid, key)
+        out.flags.writeable = False
+        self._kept = [(grid.question_ids, key, out), *self._kept[:self._size - 1]]
+        return out
+
+
 class ExactKernel:
     """1 when the benchmark-normalized strings are equal."""
 
@@ -155,6 +175,7 @@ class ExactKernel:
                           dtype=np.int64)
         self._codes = of_raw[np.array(flat, dtype=np.int64)].reshape(-1, grid.repeats)
         self._row = {key: i for i, key in enumerate(grid.answers)}
+        self._matrices = Matrices()
         self._cache: dict[tuple[tuple[str, ...], str], tuple[tuple[str, ...], np.ndarray]] = {}
 
     def normalized(self, qid: str, ref: AnswerRef) -> str:
@@ -180,7 +201,11 @@ class ExactKernel:
         return hit[1]
 
     def matrix(self, grid: AnswerGrid, refs: Sequence[AnswerRef]) -> np.ndarray:
-        """(n, m, m) int8: 1 where the refs' normalized answers are equal, else 0."""
+        """(n, m, m) int8: 1 where the refs' normalized answers are equal, else 0
+        (read-only: the last few are remembered and shared)."""
+        return self._matrices.get(grid, refs, self._matrix)
+
+    def _matrix(self, grid: AnswerGrid, refs: Sequence[AnswerRef]) -> np.ndarray:
         c = self.codes(grid, refs)
         out: np.ndarray = (c[:, :, None] == c[:, None, :]).astype(np.int8)
         return out
@@ -196,6 +221,7 @@ class SemanticKernel:
         self.table = LabelTable.from_labels(labels)
         self._rows = np.flatnonzero(self.table.for_judge(judge))
         self._dict: dict[tuple[str, AnswerRef, AnswerRef], bool] | None = None
+        self._matrices = Matrices()
 
     @property
     def _same(self) -> dict[tuple[str, AnswerRef, AnswerRef], bool]:
@@ -214,7 +240,10 @@ class SemanticKernel:
 
     def matrix(self, grid: AnswerGrid, refs: Sequence[AnswerRef]) -> np.ndarray:
         """(n, m, m) int8 of this judge's labels over ``refs``: 1 same, 0 different,
-        -1 unlabelled; the diagonal is 1."""
+        -1 unlabelled; the diagonal is 1 (read-only: the last few are remembered)."""
+        return self._matrices.get(grid, refs, self._matrix)
+
+    def _matrix(self, grid: AnswerGrid, refs: Sequence[AnswerRef]) -> np.ndarray:
         t, m = self.table, len(refs)
         out = np.full((grid.n, m, m), -1, dtype=np.int8)
         pos = {ref: i for i, ref in enumerate(refs)}
