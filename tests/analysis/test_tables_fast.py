@@ -168,3 +168,15 @@ def test_doc_tuples_are_the_lists_and_shared() -> None:
         assert got == [None if r is None else tuple(r) for r in rows]
         first: dict[tuple[str, ...], tuple[str, ...]] = {}
         assert all(first.setdefault(t, t) is t for t in got if t is not None)  # one tuple each
+
+
+def test_a_line_longer_than_the_small_blocks_is_read_with_large_ones(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from snapaudit.tables import columnar
+
+    monkeypatch.setattr(columnar, "MIN_BLOCK", 1000)  # blocks of ~1 kB for this small file
+    rows = [AnswerRow(f"q{i}", s, j, "x" * 5000 if (i, s, j) == (3, "A", 1) else "y")
+            for i in range(5) for s in "AB" for j in (1, 2)]
+    write_answers(tmp_path / "a.jsonl", rows)
+    assert columnar._block_size(tmp_path / "a.jsonl") < 5000
+    assert fast_answers(tmp_path / "a.jsonl") == rows

@@ -215,9 +215,11 @@ def _analyze(answers: Sequence[AnswerRow], config: AnalysisConfig,
     res = started or resampling(answers, grid.question_ids)
     values = np.column_stack([pq[n].d for n in kernels])
     boot = None
-    if res.groups is not None:  # a cluster bootstrap may refuse the clusters: here, as always
+    if res.groups is not None or started is not None:
+        # a cluster bootstrap may refuse the clusters (here, as always); with the ladder's
+        # bootstrap in the worker, this thread draws the kernels' meanwhile
         boot = res.bootstrap(values, config.draws, config.seed)
-    elif started is None:  # else the worker draws the ladder's and this thread the kernels'
+    else:
         early.start("kernels", res, values, config.draws, config.seed)
     flip = flips(main, grid, config.old, config.new, pq[main.name])
     util, cells = _utility(grid, gold, norm, config)
