@@ -25,12 +25,15 @@ def token_f1(answer: str, aliases: Sequence[str], normalize: Normalizer) -> floa
 
 
 def _f1(pred: list[str], gold: list[str]) -> float:
+    return _f1_sets(pred, set(pred), gold, set(gold))
+
+
+def _f1_sets(pred: list[str], pred_set: set[str], gold: list[str], gold_set: set[str]) -> float:
+    """SQuAD token F1 of ``pred`` against ``gold`` (with their token sets)."""
     if pred == gold and pred:
         return 1.0  # what the formula gives: precision = recall = 1
-    pred_set = set(pred)
-    if pred_set.isdisjoint(gold):
+    if pred_set.isdisjoint(gold_set):
         return 0.0
-    gold_set = set(gold)
     if len(pred_set) == len(pred) and len(gold_set) == len(gold):
         common = len(pred_set & gold_set)  # no repeated token: the multiset overlap
     else:
@@ -104,15 +107,22 @@ def score_grid(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: N
     unk: list[bool] = []
     current = None
     alias_set: set[str] = set()
-    alias_tokens: list[list[str]] = []
+    alias_tokens: list[tuple[list[str], set[str]]] = []
     for q, a in index:
         if q != current:
             current, aliases = q, [normalize(alias) for alias in gold[q]]
-            alias_set, alias_tokens = set(aliases), [alias.split() for alias in aliases]
+            alias_set = set(aliases)
+            alias_tokens = [(toks, set(toks)) for toks in (alias.split() for alias in aliases)]
         got = normalize(a)
-        em.append(got in alias_set)
-        f1.append(max(_f1(got.split(), toks) for toks in alias_tokens))
+        match = got in alias_set
+        em.append(match)
         unk.append(got == unknown)
+        if match and got:  # F1 1.0 against the equal alias, the most any alias gives
+            f1.append(1.0)
+            continue
+        pred = got.split()
+        pred_set = set(pred)
+        f1.append(max(_f1_sets(pred, pred_set, toks, tok_set) for toks, tok_set in alias_tokens))
     at = np.array(cell, dtype=np.int64).reshape(grid.n, len(states), grid.repeats)
     em_, f1_, unk_ = np.array(em, dtype=bool), np.array(f1, dtype=np.float64), np.array(unk)
     return {s: GoldCells(em_[at[:, i]], f1_[at[:, i]], unk_[at[:, i]].astype(bool))
