@@ -11,6 +11,7 @@ two-sided Fisher exact test of flip vs rest x in bin vs not.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -68,12 +69,14 @@ def overlap(grid: AnswerGrid, old: str, new: str, flip_ids: Sequence[str]) -> Ov
     frac: list[float] = []
     identical = 0
     k_max = 0
+    docs = grid.doc_ids
     for q in grid.question_ids:
-        a, b = grid.doc_ids[(q, old)][0] or (), grid.doc_ids[(q, new)][0] or ()
-        s, k = shared_ids(a, b)
+        a, b = docs[(q, old)][0] or (), docs[(q, new)][0] or ()
+        set_a, set_b = set(a), set(b)
+        s, k = len(set_a & set_b), max(len(a), len(b))  # as shared_ids(a, b)
         shared.append(s)
         frac.append(s / k if k else 1.0)
-        identical += set(a) == set(b)
+        identical += set_a == set_b
         k_max = max(k_max, k)
     hist: dict[int, int] = {}
     for s in shared:
@@ -93,10 +96,10 @@ def _fisher(shared: Sequence[int], is_flip: Sequence[bool], bins: Sequence[int]
             ) -> tuple[FisherBin, ...]:
     n_flips = sum(is_flip)
     n_rest = len(is_flip) - n_flips
+    count = Counter(zip(shared, is_flip, strict=True))  # (bin, flipped) -> questions
     out = []
     for b in bins:
-        f_in = sum(1 for s, x in zip(shared, is_flip, strict=True) if s == b and x)
-        r_in = sum(1 for s, x in zip(shared, is_flip, strict=True) if s == b and not x)
+        f_in, r_in = count[(b, True)], count[(b, False)]
         odds, p = fisher_exact(f_in, n_flips - f_in, r_in, n_rest - r_in)
         out.append(FisherBin(b, f_in, r_in, odds, p))
     return tuple(out)
