@@ -180,19 +180,3 @@ def test_a_line_longer_than_the_small_blocks_is_read_with_large_ones(
     write_answers(tmp_path / "a.jsonl", rows)
     assert columnar._block_size(tmp_path / "a.jsonl") < 5000
     assert fast_answers(tmp_path / "a.jsonl") == rows
-
-
-def test_answers_and_labels_read_together_raise_in_order(tmp_path: Path) -> None:
-    from snapaudit.tables import read_answers_and_labels
-
-    write_answers(tmp_path / "a.jsonl", _rows())
-    write_labels(tmp_path / "l.jsonl", _labels())
-    rows, labels = read_answers_and_labels(tmp_path / "a.jsonl", tmp_path / "l.jsonl")
-    assert rows == _rows() and labels == _labels()
-    (tmp_path / "l.jsonl").write_text("{}\n", encoding="utf-8")
-    with pytest.raises(InputError, match="missing field 'question_id'"):
-        read_answers_and_labels(tmp_path / "a.jsonl", tmp_path / "l.jsonl")
-    (tmp_path / "a.jsonl").write_text('{"question_id": "q"}\n', encoding="utf-8")
-    with pytest.raises(InputError, match="missing field 'state'") as err:  # answers first
-        read_answers_and_labels(tmp_path / "a.jsonl", tmp_path / "l.jsonl")
-    assert err.value.path == str(tmp_path / "a.jsonl")

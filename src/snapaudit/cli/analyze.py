@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -16,7 +15,6 @@ from snapaudit.errors import ConfigError
 from snapaudit.report.summary import render_text
 from snapaudit.stats.analysis import AnalysisConfig, analyze
 from snapaudit.stats.gate import GateConfig
-from snapaudit.tables import PairLabel
 
 OPTION_NAMES = {"old": "--old", "new": "--new", "ladder": "--ladder", "draws": "--draws",
                 "seed": "--seed", "benchmark": "--benchmark", "primary_judge": "--judge",
@@ -66,11 +64,8 @@ def command(answers: Path, labels: Path | None, gold: Path | None, gold_format: 
             gate=GateConfig(profile=gate_profile))  # type: ignore[arg-type]
     except ValidationError as exc:
         raise ConfigError("; ".join(describe_errors(exc, OPTION_NAMES))) from None
-    labs: Sequence[PairLabel] = []
-    if labels:  # the labels file is parsed while the answers are read
-        rows, labs = tables.read_answers_and_labels(answers, labels)
-    else:
-        rows = tables.read_answers(answers)
+    rows = tables.read_answers(answers)
+    labs = tables.read_labels(labels, rows) if labels else []
     gold_map = tables.read_gold(gold, gold_format) if gold else None
     result = analyze(rows, config=config, labels=labs, gold=gold_map)
     click.echo(render_text(result), nl=False)

@@ -9,7 +9,6 @@ from __future__ import annotations
 from snapaudit.tables.answers import (
     GOLD_FORMATS,
     read_answers,
-    read_answers_and_labels,
     read_labels,
     validate_answers,
     validate_labels,
@@ -22,5 +21,5 @@ from snapaudit.tables.labeltable import LabelTable
 from snapaudit.tables.records import AnswerRef, AnswerRow, GoldRow, PairLabel
 
 __all__ = ["GOLD_FORMATS", "AnswerRef", "AnswerRow", "AnswerTable", "GoldRow", "LabelTable",
-           "PairLabel", "read_answers", "read_answers_and_labels", "read_gold", "read_labels",
-           "validate_answers", "validate_labels", "write_answers", "write_gold", "write_labels"]
+           "PairLabel", "read_answers", "read_gold", "read_labels", "validate_answers",
+           "validate_labels", "write_answers", "write_gold", "write_labels"]

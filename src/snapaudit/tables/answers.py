@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -202,23 +201,7 @@ def write_answers(path: str | Path, rows: Iterable[AnswerRow]) -> None:
 
 def read_labels(path: str | Path, answers: Sequence[AnswerRow] | None = None) -> LabelTable:
     """Read pair labels JSONL; with ``answers``, also check every label names a known answer."""
-    return checked_labels(path, answers, fast_labels(path))
-
-
-def read_answers_and_labels(answers: str | Path, labels: str | Path
-                            ) -> tuple[Sequence[AnswerRow], LabelTable]:
-    """``read_answers(answers)``, then ``read_labels(labels, rows)``, with the same results and
-    errors in the same order; pyarrow parses the labels file in a worker thread meanwhile."""
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="snapaudit-read") as pool:
-        parsed = pool.submit(fast_labels, labels)
-        rows = read_answers(answers)
-        return rows, checked_labels(labels, rows, parsed.result())
-
-
-def checked_labels(path: str | Path, answers: Sequence[AnswerRow] | None,
-                   fast: LabelTable | None) -> LabelTable:
-    """The labels of ``path`` (``fast``: its fast reading, or None), checked as
-    :func:`read_labels` checks them."""
+    fast = fast_labels(path)
     if fast is not None and fast.clean(answers):
         return fast
     labels: list[PairLabel] = []
