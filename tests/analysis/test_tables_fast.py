@@ -180,3 +180,15 @@ def test_a_line_longer_than_the_small_blocks_is_read_with_large_ones(
     write_answers(tmp_path / "a.jsonl", rows)
     assert columnar._block_size(tmp_path / "a.jsonl") < 5000
     assert fast_answers(tmp_path / "a.jsonl") == rows
+
+
+@pytest.mark.parametrize("block", [3, 1 << 24])
+def test_segments_count_lines_like_the_line_reader(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    from snapaudit.tables import columnar
+
+    monkeypatch.setattr(columnar, "BLOCK", block)
+    for data, lines in [(b"", 0), (b"a", 1), (b"a\n", 1), (b"a\nb", 2), (b"\n\n", 2),
+                        (b"ab\ncd\nef", 3), (b"abc\n", 1), (b"a\n" * 7, 7)]:
+        (tmp_path / "f").write_bytes(data)
+        assert columnar._segments(tmp_path / "f") == lines, data

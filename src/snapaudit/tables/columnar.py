@@ -11,6 +11,7 @@ and the problem exactly as before.
 
 from __future__ import annotations
 
+import mmap
 import os
 from pathlib import Path
 
@@ -36,12 +37,26 @@ _FAILURES = (pa.ArrowException, ValueError, UnicodeDecodeError, OverflowError, O
 
 def _segments(path: Path) -> int:
     """Newline-separated segments of the file (a last line without newline counts)."""
-    count, last = 0, b"\n"
-    with open(path, "rb") as f:
-        while chunk := f.read(BLOCK):
-            count += chunk.count(b"\n")
-            last = chunk[-1:]
-    return count + (last != b"\n")
+    try:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            return _count_lines(m)
+    except (OSError, ValueError):  # empty, or not a regular file: read it block by block
+        count, last = 0, b"\n"
+        with open(path, "rb") as f:
+            while chunk := f.read(BLOCK):
+                count += chunk.count(b"\n")
+                last = chunk[-1:]
+        return count + (last != b"\n")
+
+
+def _count_lines(m: mmap.mmap) -> int:
+    """:func:`_segments` of a mapped file (numpy counts faster than ``bytes.count``)."""
+    size, count = len(m), 0
+    for start in range(0, size, BLOCK):
+        block = np.frombuffer(m, dtype=np.uint8, count=min(BLOCK, size - start), offset=start)
+        count += int(np.count_nonzero(block == 10))
+        del block  # no view of the map may outlive it
+    return count + (m[size - 1:size] != b"\n")
 
 
 def _block_size(path: Path) -> int:
