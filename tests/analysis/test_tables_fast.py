@@ -138,6 +138,11 @@ def test_answer_table_is_the_rows_and_gives_the_same_grid(tmp_path: Path) -> Non
     assert fast == slow
     assert list(fast.answers) == list(slow.answers)  # the same key order (first appearance)
     assert list(fast.doc_ids.items()) == list(slow.doc_ids.items())
+    for grid in (fast, slow, fast.subset(["q9", "q1"])):  # codes name each cell's answer
+        values, codes = grid.distinct
+        assert len(set(values)) == len(values)
+        assert [tuple(values[c] for c in row) for row in codes.tolist()] == list(
+            grid.answers.values())
     assert resampling(table, fast.question_ids).groups is None
     labels = [PairLabel("q9", AnswerRef("B", 3), AnswerRef("C", 1), True)]
     assert read_labels_checks(tmp_path, labels, table)

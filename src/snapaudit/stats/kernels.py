@@ -8,8 +8,8 @@ they are; :func:`nontransitive_triangles` counts them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import combinations
 from typing import Protocol, TypeVar
@@ -17,6 +17,7 @@ from typing import Protocol, TypeVar
 import numpy as np
 
 from snapaudit.errors import InputError
+from snapaudit.stats.matrices import Matrices
 from snapaudit.stats.normalize import Normalizer
 from snapaudit.tables import (
     AnswerRef,
@@ -42,13 +43,18 @@ class AnswerGrid:
     repeats: int
     answers: Mapping[tuple[str, str], tuple[str, ...]]
     doc_ids: Mapping[tuple[str, str], tuple[tuple[str, ...] | None, ...]]
+    # the distinct answers and each cell's number among them (see ``distinct``), when known
+    answer_codes: tuple[list[str], np.ndarray] | None = field(default=None, compare=False,
+                                                             repr=False)
 
     @classmethod
     def from_rows(cls, rows: Sequence[AnswerRow], *, path: str | None = None) -> AnswerGrid:
         if isinstance(rows, AnswerTable):  # the reader checked the full grid on columns
+            values, codes = rows.answer_codes
             return cls._from_cells(list(rows.question_ids), list(rows.states), rows.repeats,
                                    rows.in_cell_order(rows.answers),
-                                   rows.in_cell_order(rows.doc_ids))
+                                   rows.in_cell_order(rows.doc_ids),
+                                   (values, codes[rows.cells].reshape(-1, rows.repeats)))
         cells = _full_grid(rows)
         if cells is None:  # not a clean full grid: the row-by-row check names the problem
             validate_answers(rows, path=path)
@@ -59,23 +65,45 @@ class AnswerGrid:
 
     @classmethod
     def _from_cells(cls, qids: list[str], states: list[str], repeats: int,
-                    answers_flat: list[str], docs_flat: list[tuple[str, ...] | None]
-                    ) -> AnswerGrid:
+                    answers_flat: list[str], docs_flat: list[tuple[str, ...] | None],
+                    answer_codes: tuple[list[str], np.ndarray] | None = None) -> AnswerGrid:
         """The grid of every (question, state, repeat) in that order (first appearance)."""
         keys = [(q, s) for q in qids for s in states]
         answers = dict(zip(keys, _chunks(answers_flat, repeats), strict=True))
         docs = dict(zip(keys, _chunks(docs_flat, repeats), strict=True))
-        return cls(tuple(sorted(qids)), tuple(sorted(states)), repeats, answers, docs)
+        return cls(tuple(sorted(qids)), tuple(sorted(states)), repeats, answers, docs,
+                   answer_codes)
 
     def subset(self, question_ids: Sequence[str]) -> AnswerGrid:
         """The same grid restricted to ``question_ids`` (kept in sorted order)."""
         keep = set(question_ids)
         return AnswerGrid(tuple(q for q in self.question_ids if q in keep), self.states,
-                          self.repeats, self.answers, self.doc_ids)
+                          self.repeats, self.answers, self.doc_ids, self.answer_codes)
 
     @property
     def n(self) -> int:
         return len(self.question_ids)
+
+    @cached_property
+    def distinct(self) -> tuple[list[str], np.ndarray]:
+        """The distinct answers, and the number of each cell's answer among them: one row per
+        key of :attr:`answers` (in its order), one column per repeat."""
+        if self.answer_codes is not None:
+            return self.answer_codes
+        raw: dict[str, int] = {}
+        flat = [raw.setdefault(a, len(raw)) for vals in self.answers.values() for a in vals]
+        return list(raw), np.array(flat, dtype=np.int64).reshape(-1, self.repeats)
+
+    @cached_property
+    def key_rows(self) -> dict[tuple[str, str], int]:
+        """Row of every (question, state) key in :attr:`distinct`."""
+        return {key: i for i, key in enumerate(self.answers)}
+
+    def cell_rows(self, states: Sequence[str]) -> np.ndarray:
+        """(n, len(states)) rows in :attr:`distinct` of each question's states."""
+        rows = self.key_rows
+        flat = [rows[(q, s)] for q in self.question_ids for s in states]
+        return np.array(flat, dtype=np.int64).reshape(self.n, len(states))
 
     @cached_property
     def index(self) -> dict[str, int]:
@@ -141,26 +169,6 @@ class Kernel(Protocol):
         """Whether answers ``a`` and ``b`` of question ``qid`` are the same."""
 
 
-class Matrices:
-    """The last few (n, m, m) matrices a kernel built, by grid (its question ids, by
-    identity) and refs; they are read-only, as every caller shares them."""
-
-    def __init__(self, size: int = 4) -> None:
-        self._size = size
-        self._kept: list[tuple[tuple[str, ...], tuple[AnswerRef, ...], np.ndarray]] = []
-
-    def get(self, grid: AnswerGrid, refs: Sequence[AnswerRef],
-            build: Callable[[AnswerGrid, Sequence[AnswerRef]], np.ndarray]) -> np.ndarray:
-        key = tuple(refs)
-        for qids, kept_refs, out in self._kept:
-            if qids is grid.question_ids and kept_refs == key:
-                return out
-        out = build(grid, key)
-        out.flags.writeable = False
-        self._kept = [(grid.question_ids, key, out), *self._kept[:self._size - 1]]
-        return out
-
-
 class ExactKernel:
     """1 when the benchmark-normalized strings are equal."""
 
@@ -168,13 +176,12 @@ class ExactKernel:
 
     def __init__(self, grid: AnswerGrid, normalize: Normalizer):
         self._answers, self._normalize = grid.answers, normalize
-        raw: dict[str, int] = {}  # each distinct answer is normalized once
-        flat = [raw.setdefault(a, len(raw)) for vals in grid.answers.values() for a in vals]
+        values, cells = grid.distinct  # each distinct answer is normalized once
         codes: dict[str, int] = {}
-        of_raw = np.array([codes.setdefault(normalize(a), len(codes)) for a in raw],
+        of_raw = np.array([codes.setdefault(normalize(a), len(codes)) for a in values],
                           dtype=np.int64)
-        self._codes = of_raw[np.array(flat, dtype=np.int64)].reshape(-1, grid.repeats)
-        self._row = {key: i for i, key in enumerate(grid.answers)}
+        self._codes = of_raw[cells]
+        self._row = grid.key_rows
         self._matrices = Matrices()
         self._cache: dict[tuple[tuple[str, ...], str], tuple[tuple[str, ...], np.ndarray]] = {}
 

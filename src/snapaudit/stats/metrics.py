@@ -97,23 +97,24 @@ def score_grid(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: N
                states: Sequence[str]) -> dict[str, GoldCells]:
     """:class:`GoldCells` of ``states`` in one pass: each alias normalized once and each
     distinct answer of a question scored once (gold must cover every question)."""
-    answers = grid.answers
-    index: dict[tuple[str, str], int] = {}  # distinct (question, answer), grouped by question
-    cell = [index.setdefault((q, a), len(index))
-            for q in grid.question_ids for s in states for a in answers[(q, s)]]
+    values, codes = grid.distinct
+    raw = codes[grid.cell_rows(states)]  # (n, states, r): each cell's distinct answer
+    pair = np.arange(grid.n, dtype=np.int64)[:, None, None] * len(values) + raw
+    pairs, cell = np.unique(pair.ravel(), return_inverse=True)  # by question, then answer
     unknown = normalize("UNKNOWN")
     em: list[bool] = []
     f1: list[float] = []
     unk: list[bool] = []
-    current = None
+    current = -1
     alias_set: set[str] = set()
     alias_tokens: list[tuple[list[str], set[str]]] = []
-    for q, a in index:
-        if q != current:
-            current, aliases = q, [normalize(alias) for alias in gold[q]]
+    questions, answers = np.divmod(pairs, len(values))
+    for i, code in zip(questions.tolist(), answers.tolist(), strict=True):
+        if i != current:
+            current, aliases = i, [normalize(alias) for alias in gold[grid.question_ids[i]]]
             alias_set = set(aliases)
             alias_tokens = [(toks, set(toks)) for toks in (alias.split() for alias in aliases)]
-        got = normalize(a)
+        got = normalize(values[code])
         match = got in alias_set
         em.append(match)
         unk.append(got == unknown)
@@ -123,7 +124,7 @@ def score_grid(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: N
         pred = got.split()
         pred_set = set(pred)
         f1.append(max(_f1_sets(pred, pred_set, toks, tok_set) for toks, tok_set in alias_tokens))
-    at = np.array(cell, dtype=np.int64).reshape(grid.n, len(states), grid.repeats)
+    at = cell.reshape(grid.n, len(states), grid.repeats)
     em_, f1_, unk_ = np.array(em, dtype=bool), np.array(f1, dtype=np.float64), np.array(unk)
     return {s: GoldCells(em_[at[:, i]], f1_[at[:, i]], unk_[at[:, i]].astype(bool))
             for i, s in enumerate(states)}

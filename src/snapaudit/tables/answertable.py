@@ -25,19 +25,30 @@ class AnswerTable(Sequence[AnswerRow]):
 
     def __init__(self, question_ids: Sequence[str], states: Sequence[str], q: np.ndarray,
                  s: np.ndarray, repeat: np.ndarray, answers: Sequence[str],
-                 doc_ids: Sequence[tuple[str, ...] | None], questions: Sequence[str | None]):
+                 doc_ids: Sequence[tuple[str, ...] | None], questions: Sequence[str | None],
+                 answer_codes: tuple[list[str], np.ndarray] | None = None):
         self.question_ids = tuple(question_ids)
         self.states = tuple(states)
         self.q = np.asarray(q, dtype=np.int64)
         self.s = np.asarray(s, dtype=np.int64)
         self.repeat = np.asarray(repeat, dtype=np.int64)
         self.answers = list(answers)
+        self._answer_codes = answer_codes
         self.doc_ids = list(doc_ids)
         self.questions = list(questions)
         self.repeats = int(self.repeat.max())
         cell = (self.q * len(self.states) + self.s) * self.repeats + (self.repeat - 1)
         self.cells = np.empty(len(cell), dtype=np.int64)
         self.cells[cell] = np.arange(len(cell))
+
+    @property
+    def answer_codes(self) -> tuple[list[str], np.ndarray]:
+        """The distinct answers and each row's number among them."""
+        if self._answer_codes is None:
+            index: dict[str, int] = {}
+            codes = [index.setdefault(a, len(index)) for a in self.answers]
+            self._answer_codes = list(index), np.array(codes, dtype=np.int64)
+        return self._answer_codes
 
     def __len__(self) -> int:
         return len(self.answers)

@@ -121,8 +121,10 @@ def fast_answers(path: str | Path) -> AnswerTable | None:
     if not np.array_equal(np.bincount(cell, minlength=len(qids) * len(states) * r),
                           np.ones(len(qids) * len(states) * r, dtype=np.int64)):
         return None  # a duplicate or a hole in the grid
+    values, codes = _codes(table.column("answer"))
     return AnswerTable(qids, states, q, s, repeat, table.column("answer").to_pylist(),
-                       _doc_tuples(docs_col), _optional_strings(table.column("question")))
+                       _doc_tuples(docs_col), _optional_strings(table.column("question")),
+                       (values, codes.astype(np.int64)))
 
 
 def _optional_strings(column: pa.ChunkedArray) -> list[str | None]:
