@@ -1,9 +1,9 @@
 """Run the cells of one stage: durable attempt, call, outcome, retry with backoff.
 
 For each cell not yet accepted, in the order given (the schedule order): acquire a slot
-(bounded concurrency), take a rate-limit token, commit an attempt row, make the call,
-then either accept the payload (attempt and cell in one transaction; the slot is released
-as the call returns, so this commit does not keep the next cell from calling) or record the
+(bounded concurrency), take a rate-limit token, commit an attempt row, make the call
+(the slot is released as an accepted call returns: committing its result does not keep the
+next cell from calling), then either accept the payload (attempt and cell in one transaction) or record the
 transport-invalid outcome and retry after ``min(backoff_max, base * 2**(n-1))`` seconds, or
 the server's ``Retry-After`` when that is longer. A ``Retry-After`` longer than
 ``max_retry_after_s`` is not waited for: the attempt is recorded with reason
