@@ -1,9 +1,8 @@
 """Run the cells of one stage: durable attempt, call, outcome, retry with backoff.
 
 For each cell not yet accepted, in the order given (the schedule order): acquire a slot
-(bounded concurrency), take a rate-limit token, commit an attempt row, make the call
-(the slot is released as an accepted call returns: committing its result does not keep the
-next cell from calling), then either accept the payload (attempt and cell in one transaction) or record the
+(bounded concurrency), take a rate-limit token, commit an attempt row, make the call, then
+either accept the payload (attempt and cell in one transaction) or record the
 transport-invalid outcome and retry after ``min(backoff_max, base * 2**(n-1))`` seconds, or
 the server's ``Retry-After`` when that is longer. A ``Retry-After`` longer than
 ``max_retry_after_s`` is not waited for: the attempt is recorded with reason
@@ -191,14 +190,13 @@ async def run_cells(
     writer = GroupCommitter(ledger)
 
     async def one(task: CellTask) -> None:
-        slot = _Slot(sem)
         try:
-            ok = await _drive(writer, stage, task, policy, bucket, slot, counts, log)
+            ok = await _drive(writer, stage, task, policy, bucket, sem, counts, log)
         except BaseException as exc:
             failed.append(exc)
             raise
         finally:
-            slot.release()
+            sem.release()
         if ok:
             progress.advance(1)
         else:
@@ -235,43 +233,25 @@ async def run_cells(
                         counts["attempts"], counts["invalid"])
 
 
-class _Slot:
-    """One cell's hold on the stage's concurrency (a semaphore), released at most once."""
-
-    def __init__(self, sem: asyncio.Semaphore):
-        self.sem, self.held = sem, True
-
-    def release(self) -> None:
-        if self.held:
-            self.held = False
-            self.sem.release()
-
-    async def acquire(self) -> None:
-        await self.sem.acquire()
-        self.held = True
-
-
 async def _drive(
     writer: GroupCommitter,
     stage: str,
     task: CellTask,
     policy: RetryPolicy,
     bucket: TokenBucket,
-    slot: _Slot,
+    sem: asyncio.Semaphore,
     counts: dict[str, int],
     log: FailureLog,
 ) -> bool:
-    """Attempts for one cell; True once accepted. The cell holds a slot from its attempt's
-    durable record through its call; not while backing off, nor while its accepted result
-    is committed (the service is done with it: the next cell may call)."""
+    """Attempts for one cell (holding a slot except while backing off); True once accepted."""
     request_hash = sha256_json(task.request)
     retry_after: float | None = None
     key = task.cell_key
     for failures in range(policy.max_attempts):
         if failures:
-            slot.release()
+            sem.release()
             await asyncio.sleep(policy.backoff(failures, retry_after))
-            await slot.acquire()
+            await sem.acquire()
         await bucket.acquire()
         attempt_id, attempt_no = await writer.call(
             partial(_begin, stage=stage, key=key, request_hash=request_hash))
@@ -305,7 +285,6 @@ async def _drive(
                 latency_s=time.monotonic() - start))
             raise
         latency = result.latency_s if result.latency_s is not None else time.monotonic() - start
-        slot.release()
         await writer.call(partial(
             Ledger.finish_and_accept_op, stage=stage, cell_key=key, attempt_id=attempt_id,
             payload=result.payload, usage=result.usage, latency_s=latency,
