@@ -9,16 +9,17 @@ labels, so the analysis builds its grid from the columns without a pass over row
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TypeVar, overload
+from typing import TypeVar
 
 import numpy as np
 
 from snapaudit.tables.records import AnswerRow
+from snapaudit.tables.rowview import ColumnRows
 
 T = TypeVar("T")
 
 
-class AnswerTable(Sequence[AnswerRow]):
+class AnswerTable(ColumnRows[AnswerRow]):
     """Rows in file order: ``q``/``s`` index ``question_ids``/``states`` (both in order of
     first appearance), ``repeat`` is 1-based; ``answers``, ``doc_ids`` and ``questions`` are
     per row. ``cells`` orders the rows by (question, state, repeat)."""
@@ -53,16 +54,7 @@ class AnswerTable(Sequence[AnswerRow]):
     def __len__(self) -> int:
         return len(self.answers)
 
-    @overload
-    def __getitem__(self, index: int) -> AnswerRow: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[AnswerRow]: ...
-
-    def __getitem__(self, index: int | slice) -> AnswerRow | list[AnswerRow]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        i = range(len(self))[index]
+    def _row(self, i: int) -> AnswerRow:
         return AnswerRow(self.question_ids[self.q[i]], self.states[self.s[i]],
                          int(self.repeat[i]), self.answers[i], self.doc_ids[i],
                          self.questions[i])
@@ -72,13 +64,6 @@ class AnswerTable(Sequence[AnswerRow]):
         for q, s, j, a, d, text in zip(self.q.tolist(), self.s.tolist(), self.repeat.tolist(),
                                        self.answers, self.doc_ids, self.questions, strict=True):
             yield AnswerRow(qids[q], states[s], j, a, d, text)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
-            return NotImplemented
-        return len(self) == len(other) and all(x == y for x, y in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return (f"AnswerTable({len(self)} rows: {len(self.question_ids)} questions x "

@@ -8,15 +8,16 @@ builds each :class:`PairLabel` only when asked (equal to any sequence of the sam
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, overload
+from typing import Any
 
 import numpy as np
 
 from snapaudit.tables.answertable import AnswerTable
 from snapaudit.tables.records import AnswerRef, AnswerRow, PairLabel
+from snapaudit.tables.rowview import ColumnRows
 
 
-class LabelTable(Sequence[PairLabel]):
+class LabelTable(ColumnRows[PairLabel]):
     """Labels as codes: ``q`` indexes ``questions``, ``a``/``b`` index ``refs``, ``judge``
     indexes ``judges``; ``same`` is the decision. Row order is the file's order."""
 
@@ -53,16 +54,7 @@ class LabelTable(Sequence[PairLabel]):
     def __len__(self) -> int:
         return int(self.q.shape[0])
 
-    @overload
-    def __getitem__(self, index: int) -> PairLabel: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[PairLabel]: ...
-
-    def __getitem__(self, index: int | slice) -> PairLabel | list[PairLabel]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        i = range(len(self))[index]
+    def _row(self, i: int) -> PairLabel:
         return PairLabel(self.questions[self.q[i]], self.refs[self.a[i]], self.refs[self.b[i]],
                          bool(self.same[i]), self.judges[self.judge[i]])
 
@@ -71,13 +63,6 @@ class LabelTable(Sequence[PairLabel]):
         for q, a, b, s, j in zip(self.q.tolist(), self.a.tolist(), self.b.tolist(),
                                  self.same.tolist(), self.judge.tolist(), strict=True):
             yield PairLabel(qs[q], refs[a], refs[b], s, judges[j])
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
-            return NotImplemented
-        return len(self) == len(other) and all(x == y for x, y in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"LabelTable({len(self)} labels, {len(self.judges)} judge(s))"
