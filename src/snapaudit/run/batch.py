@@ -234,31 +234,32 @@ class BatchDriver:
     async def _apply(self, batch: BatchRow, members: list[BatchMember], provider: BatchProvider,
                      status: str) -> None:
         assert batch.provider_batch_id is not None
-        try:
-            results = await provider.results(batch.provider_batch_id)
-        except NotFoundError as exc:
-            raise _gone(batch, provider, exc) from None
         failed: list[tuple[str, str, str]] = []
-        accepted = [0]
-        with results:  # each result is read from disk when its op is made, inside the tx
+        with BatchResults() as results:  # spooled to disk; gone when this block ends
+            try:
+                await provider.results(batch.provider_batch_id, results)
+            except NotFoundError as exc:
+                raise _gone(batch, provider, exc) from None
+            # each result is read from disk as its write is made, inside the one transaction
             self.ledger.end_batch(batch.id, status, (
-                self._outcome(batch, m, results, status, failed, accepted) for m in members))
-        self.counts["accepted"] += accepted[0]
+                self._outcome(batch, m, results, status, failed) for m in members))
+        accepted = len(members) - len(failed)
+        self.counts["accepted"] += accepted
         self.counts["invalid"] += len(failed)
-        self.log.accepted += accepted[0]
+        self.log.accepted += accepted
         for key, reason, detail in failed:  # written first: the batch's results are kept
             self.failures[key] += 1
             fatal = self.log.record(key, reason, detail)
             if fatal is not None:
                 raise FailFastError(self.stage, fatal, self.log.identical, self.log.cells)
-        self.progress.advance(accepted[0])
-        self.progress.info(f"batch {batch.local_id} {status}: {accepted[0]} accepted, "
-                           f"{len(members) - accepted[0]} to retry")
+        self.progress.advance(accepted)
+        self.progress.info(f"batch {batch.local_id} {status}: {accepted} accepted, "
+                           f"{len(failed)} to retry")
 
     def _outcome(self, batch: BatchRow, m: BatchMember, results: BatchResults, status: str,
-                 failed: list[tuple[str, str, str]], accepted: list[int],
-                 ) -> Callable[[Ledger], None]:
-        """The ledger write of one member's result (accepted, or transport-invalid)."""
+                 failed: list[tuple[str, str, str]]) -> Callable[[Ledger], None]:
+        """The ledger write of one member's result: accepted, or transport-invalid (then
+        also appended to ``failed``)."""
         task, provider = self._call(m.cell_key)
         assert task.batch is not None
         seed = self._seed(m.cell_key, m.attempt_no)
@@ -277,7 +278,6 @@ class BatchDriver:
             failed.append((m.cell_key, exc.reason, detail))
             return partial(Ledger.finish_attempt_op, attempt_id=m.attempt_id,
                            outcome="transport_invalid", reason=exc.reason, error=detail or None)
-        accepted[0] += 1
         meta = {**cell.meta, "batch": batch.local_id,
                 "provider_batch_id": batch.provider_batch_id}
         return partial(Ledger.finish_and_accept_op, stage=self.stage, cell_key=m.cell_key,

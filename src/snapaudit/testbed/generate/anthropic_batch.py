@@ -94,16 +94,10 @@ class AnthropicBatch:
         status = str((await self._batch(provider_id)).get("processing_status"))
         return BatchStatus(status, status == "ended")
 
-    async def results(self, provider_id: str) -> BatchResults:
+    async def results(self, provider_id: str, into: BatchResults) -> None:
         url = (await self._batch(provider_id)).get("results_url")
-        results = BatchResults()
         if isinstance(url, str) and url:
-            try:
-                await self._http.download(url, self._headers, results, _result)
-            except BaseException:
-                results.close()
-                raise
-        return results
+            await self._http.download(url, self._headers, into, _result)
 
     async def aclose(self) -> None:
         await self._http.aclose()

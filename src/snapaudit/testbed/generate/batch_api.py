@@ -66,8 +66,8 @@ class BatchProvider(Protocol):
     async def poll(self, provider_id: str) -> BatchStatus:
         ...
 
-    async def results(self, provider_id: str) -> BatchResults:
-        """The ended batch's results by custom id (spooled to disk; the caller closes them)."""
+    async def results(self, provider_id: str, into: BatchResults) -> None:
+        """Download the ended batch's results into ``into`` (which the caller closes)."""
         ...
 
     async def aclose(self) -> None:
@@ -89,17 +89,12 @@ def limits(default_requests: int, default_bytes: int, max_requests: int | None,
 class BatchHttp(JsonPoster):
     """Any method, JSON or form bodies, bodies capped; results files spooled to disk."""
 
-    async def send(self, method: str, url: str, headers: dict[str, str], *,
-                   json_body: Any = None, data: Any = None,
-                   max_bytes: int | None = None) -> bytes:
+    async def json(self, method: str, url: str, headers: dict[str, str], *,
+                   json_body: Any = None, data: Any = None) -> dict[str, Any]:
         parts: list[bytes] = []
-        await self._request(method, url, headers, parts.append, max_bytes or self._max_bytes,
+        await self._request(method, url, headers, parts.append, self._max_bytes,
                             json=json_body, data=data)
-        return b"".join(parts)
-
-    async def json(self, method: str, url: str, headers: dict[str, str],
-                   **kw: Any) -> dict[str, Any]:
-        return self._decode(await self.send(method, url, headers, **kw))
+        return self._decode(b"".join(parts))
 
     async def download(self, url: str, headers: dict[str, str], results: BatchResults,
                        convert: Convert) -> None:
@@ -124,9 +119,9 @@ class BatchHttp(JsonPoster):
                     self._raise_status(response.status, raw, parse_retry_after(
                         response.headers.get("Retry-After")))
                 await copy_body(response, max_bytes, write)
-        except TimeoutError:
-            limit = (timeout or self._timeout).total or self._timeout.total
-            raise TransportInvalid("timeout", detail=f"no response within {limit} s") from None
+        except TimeoutError:  # a download has no total limit, only timeout_s between bytes
+            raise TransportInvalid("timeout", detail=f"no response within "
+                                   f"{self._timeout.total} s") from None
         except aiohttp.ClientError as exc:
             detail = redact(f"{type(exc).__name__}: {exc}", self._secrets)
             raise TransportInvalid("connection", detail=detail) from None

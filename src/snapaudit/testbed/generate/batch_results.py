@@ -29,7 +29,7 @@ class BatchResults:
 
     def __init__(self) -> None:
         self._files: list[IO[bytes]] = []
-        self._converts: list[Convert] = []
+        self._converts: dict[int, Convert] = {}  # file number -> its line's converter
         self._where: dict[str, tuple[int, int, int]] = {}  # custom id -> (file, offset, size)
 
     def __enter__(self) -> BatchResults:
@@ -48,7 +48,6 @@ class BatchResults:
         """A new temporary file to download one results file into (then :meth:`add_file`)."""
         f = tempfile.TemporaryFile(prefix="snapaudit-batch-")  # noqa: SIM115 (closed in close)
         self._files.append(f)
-        self._converts.append(_unset)
         return f
 
     def add_file(self, f: IO[bytes], convert: Convert) -> None:
@@ -91,7 +90,3 @@ def _custom_id(line: bytes) -> str | None:
     if isinstance(value, dict) and isinstance(value.get("custom_id"), str):
         return str(value["custom_id"])
     return None
-
-
-def _unset(obj: dict[str, Any]) -> Result:
-    raise AssertionError("results file spooled but never indexed")

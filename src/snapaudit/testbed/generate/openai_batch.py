@@ -98,19 +98,13 @@ class OpenAIBatch:
         status = str((await self._batch(provider_id)).get("status"))
         return BatchStatus(status, status in ENDED)
 
-    async def results(self, provider_id: str) -> BatchResults:
+    async def results(self, provider_id: str, into: BatchResults) -> None:
         batch = await self._batch(provider_id)
-        results = BatchResults()
-        try:
-            for field in ("output_file_id", "error_file_id"):
-                file_id = batch.get(field)
-                if isinstance(file_id, str) and file_id:
-                    await self._http.download(self._url(f"/files/{file_id}/content"),
-                                              self._headers, results, self._result)
-        except BaseException:
-            results.close()
-            raise
-        return results
+        for field in ("output_file_id", "error_file_id"):
+            file_id = batch.get(field)
+            if isinstance(file_id, str) and file_id:
+                await self._http.download(self._url(f"/files/{file_id}/content"),
+                                          self._headers, into, self._result)
 
     def _result(self, obj: dict[str, Any]) -> dict[str, Any] | TransportInvalid:
         error = obj.get("error")
