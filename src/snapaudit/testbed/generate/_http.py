@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -22,6 +23,7 @@ from snapaudit.errors import BackendError, NotFoundError, TransportInvalid
 from snapaudit.systems.bounded import (
     ACCEPT_ENCODING,
     DEFAULT_MAX_RESPONSE_BYTES,
+    copy_body,
     parse_json,
     read_body,
 )
@@ -91,31 +93,39 @@ class JsonPoster:
         self, url: str, headers: dict[str, str], body: dict[str, Any]
     ) -> tuple[dict[str, Any], float]:
         """(decoded body, latency in seconds) of one call; TransportInvalid on failure."""
-        session = await self._get_session()
         start = time.perf_counter()
+        parts: list[bytes] = []
+        await self._request("POST", url, headers, parts.append, self._max_bytes, json=body)
+        latency = time.perf_counter() - start
+        return self._decode(b"".join(parts)), latency
+
+    async def _request(self, method: str, url: str, headers: dict[str, str],
+                       write: Callable[[bytes], object], max_bytes: int, *,
+                       timeout: aiohttp.ClientTimeout | None = None, **kw: Any) -> None:
+        """One call; a 2xx body goes to ``write`` (at most ``max_bytes``), an error status
+        raises (:meth:`_raise_status`), a timeout or connection error is TransportInvalid."""
+        session = await self._get_session()
         try:
-            async with session.post(url, json=body, headers={
-                    **headers, "Accept-Encoding": ACCEPT_ENCODING}) as response:
-                raw = await read_body(response, self._max_bytes)
-                status = response.status
-                retry_after = parse_retry_after(response.headers.get("Retry-After"))
-        except TimeoutError:
-            raise TransportInvalid("timeout", detail=f"no response within {self._timeout.total} s",
-                                   ) from None
+            async with session.request(method, url, headers={
+                    **headers, "Accept-Encoding": ACCEPT_ENCODING},
+                    timeout=timeout or self._timeout, **kw) as response:
+                if response.status >= 400:
+                    raw = await read_body(response, self._max_bytes)
+                    self._raise_status(response.status, raw, parse_retry_after(
+                        response.headers.get("Retry-After")))
+                await copy_body(response, max_bytes, write)
+        except TimeoutError:  # a download has no total limit, only timeout_s between bytes
+            raise TransportInvalid("timeout", detail=f"no response within "
+                                   f"{self._timeout.total} s") from None
         except aiohttp.ClientError as exc:
             detail = redact(f"{type(exc).__name__}: {exc}", self._secrets)
             raise TransportInvalid("connection", detail=detail) from None
-        latency = time.perf_counter() - start
-        if status >= 400:
-            self._raise_status(status, raw, retry_after)
-        return self._decode(raw), latency
 
     def _raise_status(self, status: int, raw: bytes, retry_after: float | None) -> None:
         detail = f"HTTP {status}: {body_excerpt(raw, self._secrets)}"
-        if status == 404:
-            raise NotFoundError(f"the generator endpoint refused the call ({detail})")
-        if status in _NOT_RETRYABLE:
-            raise BackendError(f"the generator endpoint refused the call ({detail})")
+        if status in _NOT_RETRYABLE:  # 404: NotFoundError (a deleted batch, a wrong URL)
+            error = NotFoundError if status == 404 else BackendError
+            raise error(f"the generator endpoint refused the call ({detail})")
         if status == 429:
             reason = "http_429"
         elif status >= 500:

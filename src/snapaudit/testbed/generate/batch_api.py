@@ -9,16 +9,14 @@ touches the ledger: :mod:`snapaudit.run.batch` owns durability. Implementations:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import aiohttp
 
 from snapaudit.errors import ConfigError, TransportInvalid
-from snapaudit.systems.bounded import ACCEPT_ENCODING, copy_body, read_body
-from snapaudit.systems.redact import body_excerpt, redact
-from snapaudit.systems.transport import parse_retry_after
+from snapaudit.systems.redact import body_excerpt
 from snapaudit.testbed.generate._http import JsonPoster
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
 from snapaudit.testbed.generate.batch_results import BatchResults, Convert
@@ -104,27 +102,6 @@ class BatchHttp(JsonPoster):
         timeout = aiohttp.ClientTimeout(total=None, sock_read=self._timeout.total)
         await self._request("GET", url, headers, f.write, RESULTS_MAX_BYTES, timeout=timeout)
         results.add_file(f, convert)
-
-    async def _request(self, method: str, url: str, headers: dict[str, str],
-                       write: Callable[[bytes], object], max_bytes: int, *,
-                       timeout: aiohttp.ClientTimeout | None = None, **kw: Any) -> None:
-        """One call; a 2xx body goes to ``write``, an error status raises."""
-        session = await self._get_session()
-        try:
-            async with session.request(method, url, headers={
-                    **headers, "Accept-Encoding": ACCEPT_ENCODING},
-                    timeout=timeout or self._timeout, **kw) as response:
-                if response.status >= 400:
-                    raw = await read_body(response, self._max_bytes)
-                    self._raise_status(response.status, raw, parse_retry_after(
-                        response.headers.get("Retry-After")))
-                await copy_body(response, max_bytes, write)
-        except TimeoutError:  # a download has no total limit, only timeout_s between bytes
-            raise TransportInvalid("timeout", detail=f"no response within "
-                                   f"{self._timeout.total} s") from None
-        except aiohttp.ClientError as exc:
-            detail = redact(f"{type(exc).__name__}: {exc}", self._secrets)
-            raise TransportInvalid("connection", detail=detail) from None
 
     def excerpt(self, raw: bytes) -> str:
         return body_excerpt(raw, self._secrets)
