@@ -23,7 +23,7 @@ from tests.batch.helpers import (
     run_batch,
     sync_results,
 )
-from tests.engine.ledger_view import accepted
+from tests.engine.ledger_view import accepted, query
 from tests.fakes.batch_server import FakeBatchServer
 
 from snapaudit.errors import BackendError, ConfigError
@@ -65,8 +65,6 @@ def test_a_deleted_batch_stops_the_run_until_it_is_forgotten(tmp_path: Path,
 
 
 def _tag(tmp: Path) -> str:
-    from tests.engine.ledger_view import query
-
     ((tag,),) = query(tmp / "run" / "ledger.sqlite",
                       "SELECT value FROM meta WHERE key='batch_tag'")
     return str(tag)
