@@ -18,7 +18,6 @@ left without an outcome is marked ``interrupted`` before ``run_cells`` returns.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from typing import Any
 from snapaudit.errors import FailFastError, RetriesExhaustedError, TransportInvalid
 from snapaudit.hashing import sha256_json
 from snapaudit.progress import Progress
+from snapaudit.run.committer import GroupCommitter
 from snapaudit.run.failures import FailureLog
 from snapaudit.run.ledger import Ledger
 from snapaudit.run.schedule import derive_seed
@@ -95,76 +95,6 @@ class StageSummary:
     accepted_now: int
     attempts: int
     invalid: int
-
-
-class GroupCommitter:
-    """Ledger writes from many coroutines, committed in groups off the event loop.
-
-    Each write is queued and awaited; a single flusher runs everything queued so far in one
-    transaction (one fsync) in a worker thread, so at high concurrency the cost of a durable
-    commit is shared by every cell waiting on it. A write returns only after its group is
-    committed, so an attempt row is still durable before its call is made.
-    """
-
-    def __init__(self, ledger: Ledger):
-        self.ledger = ledger
-        self._pending: list[tuple[Callable[[Ledger], Any], asyncio.Future[Any]]] = []
-        self._wake = asyncio.Event()
-        self._closing = False
-        self._inflight: asyncio.Future[list[Any]] | None = None
-        self._task = asyncio.create_task(self._flush_forever())
-
-    async def call(self, op: Callable[[Ledger], Any]) -> Any:
-        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending.append((op, fut))
-        self._wake.set()
-        return await fut
-
-    async def _flush_forever(self) -> None:
-        while True:
-            if self._closing and not self._pending:
-                return
-            await self._wake.wait()
-            self._wake.clear()
-            batch, self._pending = self._pending, []
-            if not batch:
-                continue
-            inflight = asyncio.get_running_loop().run_in_executor(
-                None, self.ledger.run_batch, [op for op, _ in batch])
-            self._inflight = inflight
-            try:
-                # shielded: cancelling the flusher never abandons a batch mid-transaction
-                results = await asyncio.shield(inflight)
-            except BaseException as exc:
-                for _, fut in batch:
-                    if not fut.done():
-                        fut.set_exception(exc)
-                if isinstance(exc, asyncio.CancelledError):
-                    raise
-                continue
-            for (_, fut), result in zip(batch, results, strict=True):
-                if fut.done():
-                    continue
-                if isinstance(result, BaseException):
-                    fut.set_exception(result)
-                else:
-                    fut.set_result(result)
-
-    async def aclose(self) -> None:
-        """Commit what is queued, then stop; never returns while a batch is in its thread
-        (closing the ledger under a running batch crashed SQLite), even when cancelled."""
-        self._closing = True
-        self._wake.set()
-        try:
-            await asyncio.shield(self._task)
-        finally:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            inflight = self._inflight
-            if inflight is not None and not inflight.done():
-                with contextlib.suppress(BaseException):
-                    await asyncio.wait({inflight})
 
 
 async def run_cells(
