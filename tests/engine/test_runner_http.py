@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import sqlite3
 from pathlib import Path
 
@@ -13,9 +14,10 @@ from tests.fakes.rag_service import FakeRagService
 
 from snapaudit.errors import BackendError, TransportInvalid
 from snapaudit.progress import SilentProgress
+from snapaudit.run.committer import GroupCommitter
 from snapaudit.run.ledger import Ledger
 from snapaudit.run.protocol import AuthConfig, HttpSystemConfig, RunConfig
-from snapaudit.run.runner import CellResult, CellTask, RetryPolicy, run_cells
+from snapaudit.run.runner import CellResult, CellTask, RetryPolicy, paced_gc, run_cells
 from snapaudit.systems.base import AnswerCall
 from snapaudit.systems.http import HttpSystem, lookup, render_body
 from snapaudit.systems.transport import parse_retry_after
@@ -152,3 +154,38 @@ def test_token_bucket_spaces_acquisitions() -> None:
         return time.monotonic() - start
 
     assert asyncio.run(go()) >= 10 / 50.0 * 0.95  # the first token is free, then 1 per 20 ms
+
+
+def test_paced_gc_is_shared_by_overlapping_stages_and_restored_by_the_last() -> None:
+    before, frozen = gc.get_threshold(), gc.get_freeze_count()
+    first, second = paced_gc(), paced_gc()
+    first.__enter__()
+    assert gc.get_threshold()[0] >= 20_000 and gc.get_freeze_count() >= frozen
+    second.__enter__()
+    first.__exit__(None, None, None)  # overlapping, not nested: the second still runs
+    assert gc.get_threshold()[0] >= 20_000
+    second.__exit__(None, None, None)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == frozen
+
+
+def test_group_committer_answers_each_write_and_commits_what_is_queued_on_close(
+        tmp_path: Path) -> None:
+    def bad(ledger: Ledger) -> None:
+        ledger.begin_attempt_op("answer", "k0", "h")  # rolled back with its op
+        raise ValueError("refused")
+
+    async def main(ledger: Ledger) -> list[object]:
+        writer = GroupCommitter(ledger)
+        calls = [writer.call(lambda lg, k=k: lg.begin_attempt_op("answer", k, "h"))
+                 for k in ("k1", "k2")]
+        results = await asyncio.gather(*calls, writer.call(bad), return_exceptions=True)
+        queued = asyncio.ensure_future(writer.call(
+            lambda lg: lg.begin_attempt_op("answer", "k3", "h")))
+        await asyncio.sleep(0)  # queued before the close marker
+        await writer.aclose()
+        return [*results, await queued]
+
+    with Ledger(tmp_path / "l.sqlite") as ledger:
+        first, second, error, last = asyncio.run(main(ledger))
+        assert isinstance(error, ValueError) and {first, second, last} == {1, 2, 3}
+        assert [a.cell_key for a in ledger.attempts()] == ["k1", "k2", "k3"]
