@@ -6,10 +6,12 @@ import hashlib
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from snapaudit.testbed.corpus.build import CorpusInput, build_corpus
-from snapaudit.testbed.retrieval.bm25_count import TermTable, count_batch
+from snapaudit.testbed.retrieval.bm25_count import TermTable, _Collision, count_batch
+from snapaudit.testbed.retrieval.bm25_keys import PACK_CHARS, token_keys
 from snapaudit.testbed.retrieval.tokenize import tokenize
 
 from .conftest import generated_docs, write_jsonl
@@ -18,6 +20,8 @@ TEXTS = [
     "The Nobel-Prize_winner, RÖNTGEN (1901) ﬁ", "x" * 64 + " " + "y" * 65, "", "the of and",
     "a b a b B", "Ünïcode ＡＢＣ ΣΑΣ straße İstanbul 12³ don’t", "lone \ud800 surrogate",
     "数学 and ١٢٣ digits", "same same same", "naïve naïve NAÏVE",
+    "abcdefgh abcdefghi abcdefghijklmno abcdefghijklmnop abcdefghijklmnop abcdefgh",
+    "ÿÿÿÿÿÿÿÿ ÿÿÿÿÿÿÿÿÿ éééééééééééééé€ x1 1x 00000000 000000000",
 ]
 
 
@@ -69,3 +73,32 @@ def test_build_is_byte_identical_for_any_worker_count_batch_and_segment_order(
     assert _tree(one) == _tree(pool)
     segs = sorted(p.name for p in (one / "bm25" / "shard-00").iterdir())
     assert segs[-1] == "seg-002" and "doclen.npy" in segs  # 100-ish rows: 3 segments of 40
+
+
+def _keys_of(words: list[str]) -> list[tuple[int, int]]:
+    joined = "\n".join(words) + "\n"
+    cp = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+    ends = np.cumsum([len(w) + 1 for w in words]) - 1
+    h1, h2 = token_keys(cp, ends - np.array([len(w) for w in words]), ends)
+    return list(zip(h1.tolist(), h2.tolist(), strict=True))
+
+
+def test_token_keys_are_exact_for_short_tokens_and_independent_of_position() -> None:
+    words = ["a", "b", "ab", "ba", "aaaaaaaa", "aaaaaaaab", "aaaaaaaaa", "ÿ" * 15, "ÿ" * 16,
+             "x" * PACK_CHARS, "x" * (PACK_CHARS + 1), "€", "€uro", "é", "e", "0", "00"]
+    keys = _keys_of(words)
+    assert len(set(keys)) == len(words)  # distinct tokens, distinct keys
+    assert len({h1 for h1, _ in keys}) == len(words)
+    assert _keys_of(["zz"] + words[::-1])[1:] == keys[::-1]  # same token, same key anywhere
+    packed = [h2 >> 63 for _, h2 in keys]  # the top bit of h2 tells the two kinds apart
+    assert packed == [1] * 8 + [0, 1, 0, 0, 0] + [1] * 4
+
+
+def test_a_first_key_shared_by_two_terms_is_refused() -> None:
+    table = TermTable()
+    cut = lambda at: np.array([ord("q"), 10] * len(at), dtype=np.uint32)  # noqa: E731
+    u = np.array([7], dtype=np.uint64)
+    assert table.lookup(u, np.array([1], dtype=np.uint64), cut).tolist() == [0]
+    assert table.lookup(u, np.array([1], dtype=np.uint64), cut).tolist() == [0]
+    with pytest.raises(_Collision):
+        table.lookup(u, np.array([2], dtype=np.uint64), cut)

@@ -18,8 +18,9 @@ Layout of a corpus directory::
 Streaming and memory. Inputs are read in batches of at most ``batch_docs`` documents
 (Parquet: ``batch_docs`` rows at a time, within one row group); each batch streams straight
 to its shard files, with the line offsets and ids going to side files. What stays in memory
-is one batch, the dedup table (two 64-bit integers per document, in a Python dict) and the
-running state of the shard files. The BM25 index is built per (shard, segment of
+is one batch, the dedup table (two 64-bit integers per document, in a Python dict: the
+sha256 prefix of the id, and Python's keyed hash of the line, only ever compared within this
+process) and the running state of the shard files. The BM25 index is built per (shard, segment of
 ``segment_docs`` rows) by tasks (:mod:`snapaudit.testbed.retrieval.bm25_build`) that start as
 soon as their segment is on disk, on the engine chosen (:mod:`snapaudit.testbed.corpus.engine`):
 in this process, a local process pool (``workers`` > 1) or Ray. The output is byte-identical
@@ -181,7 +182,7 @@ class _Ingest:
     def add(self, batch: list[Document]) -> None:
         seen, shards = self.seen, self.shards
         for doc, line in zip(batch, _lines(batch), strict=True):
-            key, content = _key64(doc.doc_id.encode()), _key64(line[:-1])
+            key, content = _key64(doc.doc_id.encode()), hash(line)
             if key in seen:
                 if seen[key] != content:
                     raise InputError(f"document id {doc.doc_id!r} appears twice with "

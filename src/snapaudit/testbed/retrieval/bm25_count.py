@@ -10,11 +10,12 @@ object per token:
 2. a code point is a token character iff ``str.isalnum()`` (what ``[^\\W_]`` matches), by a
    table over all code points built once per process;
 3. tokens are the maximal runs of token characters; runs longer than 64 are dropped;
-4. every token gets two independent 64-bit polynomial hashes (prefix sums of ``c_i * P^i``
-   modulo 2^64); tokens are grouped by the first hash, and the second must agree inside
-   every group, else the batch falls back to the per-token path (no silent merge);
-5. one string per distinct token of the batch is cut out of the joined text, stopwords are
-   dropped at that level, and (token, document) pairs are counted with one sort.
+4. every token gets two 64-bit keys (:mod:`snapaudit.testbed.retrieval.bm25_keys`: a short
+   token's own bytes, else two polynomial hashes); tokens are grouped by the first key, and
+   the second must agree inside every group, else the batch falls back to the per-token path
+   (no silent merge);
+5. stopwords are dropped by key (a direct-mapped table), (token, document) pairs are counted
+   with one sort, and one string per new distinct term is cut out of the joined text.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from snapaudit.testbed.retrieval.bm25_keys import stop_keys, token_keys
 from snapaudit.testbed.retrieval.tokenize import MAX_TOKEN_CHARS, STOPWORDS, tokenize
 
-_P1, _P2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F)
 _state: dict[str, Any] = {}
 
 
@@ -39,73 +40,6 @@ def _alnum_table() -> Any:
                             count=0x110000)
         _state["alnum"] = table
     return table
-
-
-def _mix(h: Any) -> Any:
-    """A bijective 64-bit finalizer (MurmurHash3 fmix64): every bit depends on every bit."""
-    h ^= h >> np.uint64(33)
-    h *= np.uint64(0xFF51AFD7ED558CCD)
-    h ^= h >> np.uint64(33)
-    h *= np.uint64(0xC4CEB9FE1A85EC53)
-    h ^= h >> np.uint64(33)
-    return h
-
-
-def _inverse(p: int) -> int:
-    """p^-1 modulo 2^64 (p odd), by Newton iteration."""
-    inv = p
-    for _ in range(7):
-        inv = (inv * (2 - p * inv)) % (1 << 64)
-    return inv
-
-
-def _powers(n: int) -> tuple[Any, Any, Any, Any]:
-    """P1^i, P1^-i, P2^i, P2^-i for i < n (cached per process, grown by doubling)."""
-    cached = _state.get("powers")
-    if cached is not None and len(cached[0]) >= n:
-        return cached  # type: ignore[no-any-return]
-    size = max(n, 1 << 16, (5 * (0 if cached is None else len(cached[0]))) // 4)
-    out = []
-    for p in (int(_P1), _inverse(int(_P1)), int(_P2), _inverse(int(_P2))):
-        arr = np.full(size, p, dtype=np.uint64)
-        arr[0] = 1
-        out.append(np.cumprod(arr, dtype=np.uint64))
-    _state["powers"] = tuple(out)
-    return _state["powers"]  # type: ignore[no-any-return]
-
-
-def _hashes(cp: Any, starts: Any, ends: Any) -> tuple[Any, Any]:
-    """Two polynomial hashes of every token ``cp[s:e]``: sum of ``cp[s+i] * P^i`` mod 2^64,
-    from prefix sums over the whole batch (sequential passes, no per-token work)."""
-    n = len(cp)
-    pw1, ip1, pw2, ip2 = _powers(n)
-    acc = np.zeros(n + 1, dtype=np.uint64)
-    out = []
-    for pw, ip in ((pw1, ip1), (pw2, ip2)):
-        np.multiply(cp, pw[:n], out=acc[1:])
-        np.cumsum(acc[1:], out=acc[1:])
-        out.append((acc[ends] - acc[starts]) * ip[starts])
-    return _mix(out[0]), out[1]
-
-
-def _stop_hashes() -> tuple[Any, Any, Any]:
-    """A direct-mapped table of the stopwords' two hashes, slot = low bits of the first (the
-    fewest bits that give every stopword its own slot)."""
-    cached = _state.get("stop")
-    if cached is None:
-        words = sorted(STOPWORDS)
-        joined = "\n".join(words) + "\n"
-        cp = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
-        ends = np.cumsum([len(w) + 1 for w in words]) - 1
-        h1, h2 = _hashes(cp, ends - np.array([len(w) for w in words]), ends)
-        bits = next(b for b in range(6, 64) if len(set((h1 % (1 << b)).tolist())) == len(words))
-        slot = (h1 % np.uint64(1 << bits)).astype(np.int64)
-        t1 = np.zeros(1 << bits, dtype=np.uint64)
-        t2 = np.zeros(1 << bits, dtype=np.uint64)
-        t1[slot], t2[slot] = h1, h2
-        t1[~np.isin(np.arange(1 << bits), slot)] = ~h1[0]  # a value no empty slot matches
-        cached = _state["stop"] = (t1, t2, np.uint64((1 << bits) - 1))
-    return cached  # type: ignore[no-any-return]
 
 
 def fold(text: str) -> str:
@@ -265,7 +199,7 @@ def _count(texts: Sequence[str], table: TermTable) -> Counts:
     folded = [fold(t) for t in texts]
     joined = "\n".join(folded) + "\n"
     cp = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    alnum = _alnum_table()[cp]
+    alnum = _alnum_table().take(cp)
     change = np.flatnonzero(alnum[1:] != alnum[:-1]) + 1  # runs alternate: start, end, ...
     if len(alnum) and alnum[0]:
         change = np.concatenate([np.zeros(1, dtype=change.dtype), change])
@@ -275,8 +209,8 @@ def _count(texts: Sequence[str], table: TermTable) -> Counts:
         starts, ends = starts[keep], ends[keep]
     lens = np.fromiter(map(len, folded), dtype=np.int64, count=len(folded)) + 1
     doc = np.repeat(np.arange(len(folded), dtype=np.int32), lens)[starts]
-    h1, h2 = _hashes(cp, starts, ends)
-    s1, s2, mask = _stop_hashes()
+    h1, h2 = token_keys(cp, starts, ends)
+    s1, s2, mask = stop_keys()
     at = (h1 & mask).view(np.int64)  # slots < 2^bits: non-negative
     stop = s1[at] == h1
     hit = np.flatnonzero(stop)
