@@ -208,7 +208,7 @@ def main() -> None:
             if isinstance(row[name], dict) and "wall" in row[name] and ref:
                 row[name]["speedup_vs_local1"] = ref / row[name]["wall"]
         corpus = work / f"c-{n}-local-1"
-        if corpus.exists() and "query" not in row:
+        if corpus.exists() and "query" not in row and qs:
             row["query"] = _run(QUERY, [str(corpus), json.dumps(qs)], new_src)
             row["query_baseline"] = _run(QUERY, [str(corpus), json.dumps(qs)], old_src / "src")
             row["query_again"] = _run(QUERY, [str(corpus), json.dumps(qs)], new_src)
@@ -218,7 +218,7 @@ def main() -> None:
                   f"baseline {row.get('query_baseline')} load {row['query_load']:.1f} "
                   f"fan-out {row['fanout_local2']}", flush=True)
         exact_at = min(sizes) if args.exact_at < 0 else args.exact_at
-        if n == exact_at and "exact" not in row and corpus.exists():
+        if n == exact_at and "exact" not in row and corpus.exists() and qs:
             single = work / f"c-{n}-single"
             subprocess.run(["rm", "-rf", str(single)], check=True)
             _run(BUILD.replace("shards=7", "shards=1"), [str(src), str(single),
