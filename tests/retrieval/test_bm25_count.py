@@ -89,7 +89,7 @@ def test_token_keys_are_exact_for_short_tokens_and_independent_of_position() -> 
     keys = _keys_of(words)
     assert len(set(keys)) == len(words)  # distinct tokens, distinct keys
     assert len({h1 for h1, _ in keys}) == len(words)
-    assert _keys_of(["zz"] + words[::-1])[1:] == keys[::-1]  # same token, same key anywhere
+    assert _keys_of(["zz", *words[::-1]])[1:] == keys[::-1]  # same token, same key anywhere
     packed = [h2 >> 63 for _, h2 in keys]  # the top bit of h2 tells the two kinds apart
     assert packed == [1] * 8 + [0, 1, 0, 0, 0] + [1] * 4
 
