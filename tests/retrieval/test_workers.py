@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,8 @@ from tests.retrieval.conftest import generated_docs, write_jsonl
 
 from snapaudit.errors import InputError
 from snapaudit.testbed.corpus.build import CorpusInput, build_corpus
-from snapaudit.testbed.corpus.engine import open_engine
+from snapaudit.testbed.corpus.engine import RayEngine, open_engine
+from snapaudit.testbed.corpus.workers import WorkerPool
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -69,3 +72,37 @@ def test_pool_closed_by_an_error_stops_its_workers() -> None:
         raise RuntimeError("stop")
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def _span(delay: float) -> tuple[float, float]:
+    start = time.monotonic()  # system-wide: comparable across processes
+    time.sleep(delay)
+    return start, time.monotonic()
+
+
+def test_pool_limit_runs_one_call_at_a_time_until_raised() -> None:
+    pool = WorkerPool(2)
+    try:
+        pool.set_limit(1)
+        spans = sorted(f.result() for f in [pool.submit(_span, 0.2) for _ in range(3)])
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))  # never two at once
+        pool.set_limit(2)
+        both = sorted(f.result() for f in [pool.submit(_span, 0.6) for _ in range(2)])
+        assert both[0][1] > both[1][0]  # side by side
+    finally:
+        pool.close()
+
+
+def test_ray_engine_holds_tasks_back_while_ingesting_on_its_own_instance() -> None:
+    pytest.importorskip("ray", reason="the Ray engine needs the `ray` extra "
+                                      "(pip install 'snapaudit[ray]')")
+    with RayEngine(2) as eng:
+        eng.set_ingesting(True)  # 2 cores here: one task at a time beside the ingest
+        first = eng.submit(subprocess.call, ["sleep", "0.5"])
+        rest = [eng.submit(os.path.join, "a", str(i)) for i in range(3)]
+        assert first.ref is not None and all(h.ref is None for h in rest)  # type: ignore[attr-defined]
+        first.result()
+        eng.poll()  # the slot is free again: the next task goes
+        assert [h.ref is not None for h in rest] == [True, False, False]  # type: ignore[attr-defined]
+        eng.set_ingesting(False)
+        assert [h.result() for h in rest] == ["a/0", "a/1", "a/2"]

@@ -249,13 +249,16 @@ def build_corpus(inputs: Sequence[CorpusInput], out_dir: str | Path, *, shards: 
     pins: list[InputPin] = []
     with open_engine(engine, workers, address) as eng:
         ingest = _Ingest(corpus_dir, shards, seed, segment_docs, eng)
+        eng.set_ingesting(True)
         try:
             progress.stage("ingest documents")
             for batch in iter_batches(_iter_inputs(inputs, pins, batch_docs), batch_docs):
                 ingest.add(batch)
+                eng.poll()
                 progress.advance(len(batch))
         finally:
             segments = ingest.close()
+            eng.set_ingesting(False)
         progress.stage("document store", total=shards)
         infos = []
         for j, shard in enumerate(ingest.shards):

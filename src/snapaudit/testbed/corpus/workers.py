@@ -11,7 +11,9 @@ each process and closes its pipes, so no process outlives the pool and none is l
 garbage collector to reap.
 
 :class:`WorkerPool` runs submitted calls on N workers (one feeder thread per worker, a shared
-queue) and returns :class:`concurrent.futures.Future` objects.
+queue) and returns :class:`concurrent.futures.Future` objects. :meth:`WorkerPool.set_limit`
+caps how many calls run at once (the rest wait in the queue), so the caller can keep a core
+for itself while it has work of its own.
 """
 
 from __future__ import annotations
@@ -130,6 +132,9 @@ class WorkerPool:
         self._tasks: queue.Queue[tuple[Callable[..., Any], tuple[Any, ...], Future[Any]] | None]
         self._tasks = queue.Queue()
         self._threads: list[threading.Thread] = []
+        self._slots = threading.Condition()
+        self._limit = workers
+        self._active = 0
         try:
             for _ in range(workers):
                 self.workers.append(Worker())
@@ -141,18 +146,36 @@ class WorkerPool:
             t.start()
             self._threads.append(t)
 
+    def set_limit(self, limit: int) -> None:
+        """At most ``limit`` calls run at once from now on (1 .. the worker count)."""
+        with self._slots:
+            self._limit = max(1, min(limit, len(self.workers)))
+            self._slots.notify_all()
+
     def _feed(self, worker: Worker) -> None:
         while True:
             item = self._tasks.get()
             if item is None:
                 return
-            fn, args, fut = item
-            if not fut.set_running_or_notify_cancel():
-                continue
+            with self._slots:  # a call holds a slot while it runs, not while it waits
+                self._slots.wait_for(lambda: self._active < self._limit)
+                self._active += 1
             try:
-                fut.set_result(worker.call(fn, *args))
-            except BaseException as exc:
-                fut.set_exception(exc)
+                self._run(worker, *item)
+            finally:
+                with self._slots:
+                    self._active -= 1
+                    self._slots.notify()
+
+    @staticmethod
+    def _run(worker: Worker, fn: Callable[..., Any], args: tuple[Any, ...],
+             fut: Future[Any]) -> None:
+        if not fut.set_running_or_notify_cancel():
+            return
+        try:
+            fut.set_result(worker.call(fn, *args))
+        except BaseException as exc:
+            fut.set_exception(exc)
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
         fut: Future[Any] = Future()
@@ -162,6 +185,7 @@ class WorkerPool:
     def close(self, kill: bool = False) -> None:
         """Finish queued calls (or, with ``kill``, cancel them and stop the workers at once),
         then wait for every worker process."""
+        self.set_limit(len(self.workers))  # every feeder must reach its end-of-queue marker
         if kill:
             while True:
                 try:
