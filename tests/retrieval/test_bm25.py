@@ -88,3 +88,19 @@ def test_prefix_out_of_range(make_corpus) -> None:  # type: ignore[no-untyped-de
     with pytest.raises(ConfigError, match=r"outside 0\.\.2"):
         ret.search("alpha", 3, 8)
     assert ret.spec()["corpus"] == ret.store.manifest.hash()
+
+
+def test_top_k_equals_brute_force_when_rows_repeat_across_terms(make_corpus) -> None:  # type: ignore[no-untyped-def]
+    corpus = make_corpus(generated_docs(400), shards=7, seed=5)  # 16-row segments
+    ret = Bm25Retriever(corpus)
+    store = DocStore(corpus)
+    ids = [[d.doc_id for d in store.iter_shard(j)] for j in range(7)]
+    for n, query in enumerate(["alpha beta gamma delta epsilon zeta", "river river stone maple",
+                               " ".join(WORDS), "pi rho sigma tau upsilon phi chi psi"]):
+        prefix = 3 + n
+        scores = ret.shard_scores(tokenize(query), prefix)
+        every = sorted((-float(s), ids[j][r]) for j in range(prefix)
+                       for r, s in enumerate(scores[j].tolist()) if s > 0)
+        for k in (1, 2, 3, 8):
+            got = [(h.doc_id, h.score) for h in ret.search(query, prefix, k)]
+            assert got == [(i, -s) for s, i in every[:k]]

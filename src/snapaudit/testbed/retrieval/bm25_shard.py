@@ -79,7 +79,6 @@ class ShardIndex:
         self._acc: Any = None
         self._norms: dict[tuple[float, float, float], Any] = {}
         self._maxdl = -1
-        self._mark: Any = None
         self._recent: dict[str, list[tuple[Any, Any]]] = {}  # postings of the last query
 
     def _postings(self, term: str) -> list[tuple[Any, Any]]:
@@ -120,11 +119,12 @@ class ShardIndex:
         return table
 
     def _accumulate(self, terms: Terms, idfs: list[float], avgdl: float, k1: float,
-                    b: float, acc: Any) -> tuple[Any, bool] | None:
+                    b: float, acc: Any) -> tuple[Any, int] | None:
         """Add every query term's contribution to ``acc`` at its postings' rows, in term
         order (one vectorized pass over all the query's postings of the shard, then
         ``np.add.at``, which adds element by element in that order: the same sums as term
-        at a time). Returns the touched rows and whether they may repeat."""
+        at a time). Returns the touched rows and how many posting lists they came from (a
+        row is in a list at most once)."""
         rows_l: list[Any] = []
         tfs_l: list[Any] = []
         weights: list[Any] = []
@@ -153,7 +153,7 @@ class ShardIndex:
         tf *= weight
         tf /= norm
         np.add.at(acc, rows, tf)
-        return rows, len(rows_l) > 1
+        return rows, len(rows_l)
 
     def scores(self, terms: Terms, idfs: list[float], avgdl: float, k1: float,
                b: float) -> Any:
@@ -167,18 +167,19 @@ class ShardIndex:
         """(score, id) of the rows that can be in the top k (all rows tied at the cut)."""
         if self._acc is None:
             self._acc = np.zeros(self.docs, dtype=np.float64)
-            self._mark = np.zeros(self.docs, dtype=np.int64)
         acc = self._acc
         touched = self._accumulate(terms, idfs, avgdl, k1, b, acc)
         if touched is None:
             return []
-        rows, repeats = touched
-        if repeats:  # keep each row's first occurrence
-            pos = np.arange(len(rows))
-            self._mark[rows] = pos
-            rows = rows[self._mark[rows] == pos]
-        vals = acc[rows]
+        rows, lists = touched
+        vals = acc[rows]  # every copy of a repeated row reads its one final score
         acc[rows] = 0.0
+        if lists > 1:
+            # a row has at most `lists` copies, so the best k * lists entries hold every row
+            # of the top k; distinct rows are then cut to k among those few
+            cand = _top_mask(vals, k * lists)
+            rows, first = np.unique(rows[cand], return_index=True)
+            vals = vals[cand][first]
         keep = _top_mask(vals, k)
         return [(float(v), bytes(self.ids[r]).decode())
                 for v, r in zip(vals[keep].tolist(), rows[keep].tolist(), strict=True)]
