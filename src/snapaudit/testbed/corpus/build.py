@@ -20,11 +20,11 @@ Streaming and memory. Inputs are read in batches of at most ``batch_docs`` docum
 to its shard files, with the line offsets and ids going to side files. What stays in memory
 is one batch, the dedup table (two 64-bit integers per document, in a Python dict: the
 sha256 prefix of the id, and Python's keyed hash of the line, only ever compared within this
-process) and the running state of the shard files. The BM25 index is built per (shard, segment of
-``segment_docs`` rows) by tasks (:mod:`snapaudit.testbed.retrieval.bm25_build`) that start as
-soon as their segment is on disk, on the engine chosen (:mod:`snapaudit.testbed.corpus.engine`):
-in this process, a local process pool (``workers`` > 1) or Ray. The output is byte-identical
-whatever the engine and worker count.
+process) and the running state of the shard files. The BM25 index is built per (shard,
+segment of ``segment_docs`` rows) by tasks (:mod:`snapaudit.testbed.retrieval.bm25_build`)
+that start as soon as their segment is on disk, on the engine chosen
+(:mod:`snapaudit.testbed.corpus.engine`): in this process, a local process pool
+(``workers`` > 1) or Ray. The output is byte-identical whatever the engine and worker count.
 """
 
 from __future__ import annotations

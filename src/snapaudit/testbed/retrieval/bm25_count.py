@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from snapaudit.testbed.retrieval.bm25_keys import stop_keys, token_keys
+from snapaudit.testbed.retrieval.bm25_keys import stop_keys, token_codes, token_keys
 from snapaudit.testbed.retrieval.tokenize import MAX_TOKEN_CHARS, STOPWORDS, tokenize
 
 _state: dict[str, Any] = {}
@@ -233,11 +233,7 @@ def _count(texts: Sequence[str], table: TermTable) -> Counts:
     starts_l, ends_l = starts[first], ends[first]
 
     def cut(new: Any) -> Any:
-        s, n = starts_l[new], ends_l[new] - starts_l[new] + 1  # the term and one separator
-        end = np.cumsum(n)
-        buf = cp[np.arange(int(end[-1])) - np.repeat(end - n - s, n)]
-        buf[end - 1] = 10
-        return buf
+        return token_codes(cp, starts_l[new], ends_l[new])[0]
 
     gid = table.lookup(h1[term_at], h2[term_at], cut)
     gids = gid[np.cumsum(new_term)[pair_at] - 1]

@@ -113,13 +113,20 @@ def token_keys(cp: Any, starts: Any, ends: Any) -> tuple[Any, Any]:
     return h1, h2
 
 
-def _slow_keys(cp: Any, starts: Any, ends: Any) -> tuple[Any, Any]:
-    """Polynomial keys of a few tokens, over a compact copy of their code points."""
+def token_codes(cp: Any, starts: Any, ends: Any) -> tuple[Any, Any]:
+    """The code points of tokens ``cp[starts[i]:ends[i]]`` copied one after another, each
+    followed by ``\n``, and where each such piece ends."""
     size = ends - starts + 1  # the token and one separator
     end = np.cumsum(size)
     buf = cp[np.arange(int(end[-1])) - np.repeat(end - size - starts, size)]
     buf[end - 1] = 10
-    h1, h2 = _poly(buf, end - size, end - 1)
+    return buf, end
+
+
+def _slow_keys(cp: Any, starts: Any, ends: Any) -> tuple[Any, Any]:
+    """Polynomial keys of a few tokens, over a compact copy of their code points."""
+    buf, end = token_codes(cp, starts, ends)
+    h1, h2 = _poly(buf, end - (ends - starts + 1), end - 1)
     return h1, h2 & ~_TAG
 
 
