@@ -15,7 +15,7 @@ from tests.retrieval.conftest import generated_docs, write_jsonl
 
 from snapaudit.errors import InputError
 from snapaudit.testbed.corpus.build import CorpusInput, build_corpus
-from snapaudit.testbed.corpus.engine import RayEngine, open_engine
+from snapaudit.testbed.corpus.engine import open_engine
 from snapaudit.testbed.corpus.workers import WorkerPool
 
 REPO = Path(__file__).resolve().parents[2]
@@ -91,18 +91,3 @@ def test_pool_limit_runs_one_call_at_a_time_until_raised() -> None:
         assert both[0][1] > both[1][0]  # side by side
     finally:
         pool.close()
-
-
-def test_ray_engine_holds_tasks_back_while_ingesting_on_its_own_instance() -> None:
-    pytest.importorskip("ray", reason="the Ray engine needs the `ray` extra "
-                                      "(pip install 'snapaudit[ray]')")
-    with RayEngine(2) as eng:
-        eng.set_ingesting(True)  # 2 cores here: one task at a time beside the ingest
-        first = eng.submit(subprocess.call, ["sleep", "0.5"])
-        rest = [eng.submit(os.path.join, "a", str(i)) for i in range(3)]
-        assert first.ref is not None and all(h.ref is None for h in rest)  # type: ignore[attr-defined]
-        first.result()
-        eng.poll()  # the slot is free again: the next task goes
-        assert [h.ref is not None for h in rest] == [True, False, False]  # type: ignore[attr-defined]
-        eng.set_ingesting(False)
-        assert [h.result() for h in rest] == ["a/0", "a/1", "a/2"]

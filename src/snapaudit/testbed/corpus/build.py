@@ -21,10 +21,12 @@ to its shard files, with the line offsets and ids going to side files. What stay
 is one batch, the dedup table (two 64-bit integers per document, in a Python dict: the
 sha256 prefix of the id, and Python's keyed hash of the line, only ever compared within this
 process) and the running state of the shard files. The BM25 index is built per (shard,
-segment of ``segment_docs`` rows) by tasks (:mod:`snapaudit.testbed.retrieval.bm25_build`)
-that start as soon as their segment is on disk, on the engine chosen
-(:mod:`snapaudit.testbed.corpus.engine`): in this process, a local process pool
-(``workers`` > 1) or Ray. The output is byte-identical whatever the engine and worker count.
+segment of up to ``segment_docs`` rows, smaller first:
+:func:`~snapaudit.testbed.retrieval.bm25_build.segment_rows`) by tasks
+(:mod:`snapaudit.testbed.retrieval.bm25_build`) that start as soon as their segment is on disk,
+on the engine chosen (:mod:`snapaudit.testbed.corpus.engine`): in this process, a local
+process pool (``workers`` > 1) or Ray. The output is byte-identical whatever the engine and
+worker count.
 """
 
 from __future__ import annotations
@@ -56,7 +58,12 @@ from snapaudit.testbed.corpus.manifest import (
 from snapaudit.testbed.corpus.readers import FieldMap, InputPin, input_name, read_documents
 from snapaudit.testbed.corpus.store import DocStore
 from snapaudit.testbed.retrieval.base import Document
-from snapaudit.testbed.retrieval.bm25_build import SegmentTask, build_segment, finish_index
+from snapaudit.testbed.retrieval.bm25_build import (
+    SegmentTask,
+    build_segment,
+    finish_index,
+    segment_rows,
+)
 
 __all__ = ["MANIFEST", "CorpusInput", "CorpusManifest", "DocStore", "build_corpus",
            "iter_batches", "load_manifest", "shard_of", "shard_path", "verify_corpus"]
@@ -116,8 +123,9 @@ class _Shard:
         self.offsets = open(shard_path(corpus_dir, j, ".offsets.tmp"), "wb")  # noqa: SIM115
         self.ids = open(shard_path(corpus_dir, j, ".ids.tmp"), "wb")  # noqa: SIM115
         self.hash = hashlib.sha256()
-        self.rows = self.pos = self.seg_byte = 0
+        self.rows = self.pos = self.seg_byte = self.seg_row = 0
         self.segments = 0
+        self.seg_end = 0  # the row count at which the open segment is full
         self._offsets = array("q")
         self._ids: list[str] = []
 
@@ -178,6 +186,7 @@ class _Ingest:
         self.handles: list[Handle] = []
         for j in range(n_shards):
             self.shards.append(_Shard(corpus_dir, j))
+            self.shards[-1].seg_end = segment_rows(0, segment_docs)
 
     def add(self, batch: list[Document]) -> None:
         seen, shards = self.seen, self.shards
@@ -193,22 +202,23 @@ class _Ingest:
             j = shard_of(doc.doc_id, self.seed, self.n)
             shard = shards[j]
             shard.write(line, doc.doc_id)
-            if shard.rows % self.segment_docs == 0:
+            if shard.rows == shard.seg_end:
                 self._submit(j, shard)
         for shard in shards:
             shard.flush()
 
     def _submit(self, j: int, shard: _Shard) -> None:
         shard.flush()
-        lo = shard.segments * self.segment_docs
-        task = SegmentTask(str(self.dir), j, shard.segments, lo, shard.seg_byte, shard.pos)
+        task = SegmentTask(str(self.dir), j, shard.segments, shard.seg_row, shard.seg_byte,
+                           shard.pos)
         self.handles.append(self.engine.submit(build_segment, task))
         shard.segments += 1
-        shard.seg_byte = shard.pos
+        shard.seg_byte, shard.seg_row = shard.pos, shard.rows
+        shard.seg_end = shard.rows + segment_rows(shard.segments, self.segment_docs)
 
     def close(self) -> list[int]:
         for j, shard in enumerate(self.shards):
-            if shard.rows > shard.segments * self.segment_docs:
+            if shard.rows > shard.seg_row:
                 self._submit(j, shard)
             shard.close()
         return [s.segments for s in self.shards]

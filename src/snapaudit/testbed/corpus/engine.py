@@ -17,7 +17,7 @@ output.
 from __future__ import annotations
 
 import os
-from collections import deque
+import sys
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -109,16 +109,11 @@ class PoolEngine(Engine):
 
 
 class _RayHandle:
-    """A task given to Ray at once, or held back while the caller ingests."""
-
-    def __init__(self, engine: RayEngine, fn: Callable[..., Any], args: tuple[Any, ...]):
-        self.engine, self.fn, self.args = engine, fn, args
-        self.ref: Any = None
+    def __init__(self, ray: Any, ref: Any):
+        self.ray, self.ref = ray, ref
 
     def result(self) -> Any:
-        if self.ref is None:
-            self.engine.set_ingesting(False)
-        return self.engine._ray.get(self.ref)
+        return self.ray.get(self.ref)
 
 
 def ray_module() -> Any:
@@ -144,44 +139,26 @@ def ray_connect(address: str | None, workers: int) -> bool:
     return True
 
 
-class RayEngine(Engine):
-    """Ray tasks (``ray.remote``), one per submitted call. On a Ray instance it started (this
-    machine's cores), tasks beyond :func:`ingest_limit` wait here while the caller ingests."""
+def ray_in_process() -> bool:
+    """Whether this process already has a Ray session (without importing Ray)."""
+    ray = sys.modules.get("ray")
+    return ray is not None and bool(ray.is_initialized())
 
-    def __init__(self, workers: int, address: str | None = None):
+
+class RayEngine(Engine):
+    """Ray tasks (``ray.remote``) on the Ray session this process already has (a caller's
+    ``ray.init``); otherwise :func:`open_engine` drives Ray from a process of its own
+    (:mod:`snapaudit.testbed.corpus.ray_process`)."""
+
+    def __init__(self, workers: int):
         self.workers = workers
         self._ray = ray_module()
-        self._owned = ray_connect(address, workers)
         self._remote: dict[Callable[..., Any], Any] = {}
-        self._limit: int | None = None  # tasks in flight at most; None: no limit
-        self._held: deque[_RayHandle] = deque()
-        self._running: list[Any] = []
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Handle:
-        handle = _RayHandle(self, fn, args)
-        self._held.append(handle)
-        self.poll()
-        return handle
-
-    def set_ingesting(self, ingesting: bool) -> None:
-        self._limit = ingest_limit(self.workers) if ingesting and self._owned else None
-        self.poll()
-
-    def poll(self) -> None:
-        if self._limit is not None and self._running:
-            _, self._running = self._ray.wait(self._running, num_returns=len(self._running),
-                                              timeout=0)
-        while self._held and (self._limit is None or len(self._running) < self._limit):
-            handle = self._held.popleft()
-            if handle.fn not in self._remote:
-                self._remote[handle.fn] = self._ray.remote(num_cpus=1)(handle.fn)
-            handle.ref = self._remote[handle.fn].remote(*handle.args)
-            if self._limit is not None:
-                self._running.append(handle.ref)
-
-    def close(self) -> None:
-        if self._owned:
-            self._ray.shutdown()
+        if fn not in self._remote:
+            self._remote[fn] = self._ray.remote(num_cpus=1)(fn)
+        return _RayHandle(self._ray, self._remote[fn].remote(*args))
 
 
 def open_engine(engine: str = "local", workers: int = 1, address: str | None = None) -> Engine:
@@ -192,5 +169,11 @@ def open_engine(engine: str = "local", workers: int = 1, address: str | None = N
             raise ConfigError("--address is for --engine ray")
         return Engine() if workers == 1 else PoolEngine(workers)
     if engine == "ray":
-        return RayEngine(workers, address)
+        if ray_in_process():
+            if address:
+                raise ConfigError("--address: this process is already connected to Ray")
+            return RayEngine(workers)
+        from snapaudit.testbed.corpus.ray_process import RayProcessEngine
+
+        return RayProcessEngine(workers, address)
     raise ConfigError(f"unknown engine {engine!r} (known: {', '.join(ENGINES)})")

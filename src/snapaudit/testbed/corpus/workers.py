@@ -37,13 +37,13 @@ _BOOT = "from snapaudit.testbed.corpus.workers import serve; serve()"
 _LEN = struct.Struct("<Q")
 
 
-def _send(f: IO[bytes], obj: Any) -> None:
+def send_pickle(f: IO[bytes], obj: Any) -> None:
     data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
     f.write(_LEN.pack(len(data)) + data)
     f.flush()
 
 
-def _recv(f: IO[bytes]) -> Any:
+def recv_pickle(f: IO[bytes]) -> Any:
     head = f.read(_LEN.size)
     if len(head) < _LEN.size:
         raise EOFError
@@ -54,6 +54,13 @@ def _recv(f: IO[bytes]) -> Any:
     return pickle.loads(data)
 
 
+def start_python(code: str, stderr: IO[bytes] | None = None) -> subprocess.Popen[bytes]:
+    """``python -c code`` with this process's import path, pipes on stdin and stdout."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=stderr, env=env)
+
+
 def serve() -> None:
     """The worker loop (stdin -> calls -> stdout); stray prints go to stderr."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -62,7 +69,7 @@ def serve() -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     while True:
         try:
-            fn, args = _recv(inp)
+            fn, args = recv_pickle(inp)
         except EOFError:
             return
         try:
@@ -70,31 +77,28 @@ def serve() -> None:
         except Exception as exc:
             answer = (False, exc)
         try:
-            _send(out, answer)
+            send_pickle(out, answer)
         except (pickle.PicklingError, TypeError, AttributeError) as exc:
-            _send(out, (False, BackendError(f"worker answer not picklable: {exc}")))
+            send_pickle(out, (False, BackendError(f"worker answer not picklable: {exc}")))
 
 
 class Worker:
     """One worker process; :meth:`call` runs ``fn(*args)`` there and returns its value."""
 
     def __init__(self) -> None:
-        path = os.pathsep.join(p for p in sys.path if p)
-        env = {**os.environ, "PYTHONPATH": path}
-        self.proc = subprocess.Popen([sys.executable, "-c", _BOOT], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, env=env)
+        self.proc = start_python(_BOOT)
 
     def send(self, fn: Callable[..., Any], *args: Any) -> None:
         assert self.proc.stdin is not None
         try:
-            _send(self.proc.stdin, (fn, args))
+            send_pickle(self.proc.stdin, (fn, args))
         except BrokenPipeError as exc:
             raise self._died() from exc
 
     def receive(self) -> Any:
         assert self.proc.stdout is not None
         try:
-            ok, value = _recv(self.proc.stdout)
+            ok, value = recv_pickle(self.proc.stdout)
         except EOFError:
             raise self._died() from None
         if not ok:

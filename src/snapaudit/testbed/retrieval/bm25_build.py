@@ -1,6 +1,9 @@
 """Building the BM25 statistics of a corpus: one task per (shard, segment), any engine.
 
-A segment is a fixed range of shard rows (``segment_docs`` per segment, the last one shorter).
+A segment is a fixed range of shard rows: :func:`segment_rows` gives the first of each shard
+a quarter of ``segment_docs`` rows and the second half, the others ``segment_docs`` (the last
+one shorter). Small first segments fill early in ingest, so that index tasks start on a
+second core after a tenth of the input, not a third, and keep it busy from then on.
 Its task reads only its byte range of the shard file, counts terms in batches of
 ``BATCH_DOCS`` documents (:func:`~snapaudit.testbed.retrieval.bm25_count.count_batch`) and
 writes one CSR segment plus the segment's document lengths. Its output depends on nothing
@@ -64,6 +67,12 @@ def _batches(path: Path, byte_lo: int, byte_hi: int) -> Iterator[list[str]]:
                 batch = []
         if batch:
             yield batch
+
+
+def segment_rows(seg: int, segment_docs: int) -> int:
+    """Rows of segment ``seg`` of a shard (the last one may be shorter): a quarter, then half
+    of ``segment_docs``, then ``segment_docs`` (at least one row)."""
+    return max(1, segment_docs >> max(0, 2 - seg))
 
 
 def _text(line: bytes) -> str:
@@ -177,18 +186,6 @@ def _sort_postings(arrays: list[Any], n_rows: int) -> tuple[Any, Any]:
     key >>= np.uint64(tf_bits)
     key &= np.uint64((1 << row_bits) - 1)
     return key.astype(np.int32), tf_out
-
-
-def plan_segments(corpus_dir: Path, shard: int, offsets: Any, total_bytes: int,
-                  segment_docs: int) -> list[SegmentTask]:
-    """The segment tasks of one shard, from its row byte offsets."""
-    n = len(offsets)
-    tasks = []
-    for seg, lo in enumerate(range(0, n, segment_docs)):
-        hi = min(lo + segment_docs, n)
-        byte_hi = int(offsets[hi]) if hi < n else total_bytes
-        tasks.append(SegmentTask(str(corpus_dir), shard, seg, lo, int(offsets[lo]), byte_hi))
-    return tasks
 
 
 def finish_index(corpus_dir: Path, n_shards: int, segments: list[int]) -> None:
