@@ -16,72 +16,24 @@ output.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
-from snapaudit.errors import BackendError, ConfigError
+from snapaudit.errors import ConfigError
+from snapaudit.testbed.corpus.engine_base import (
+    Engine,
+    Handle,
+    free_cores,
+    ingest_limit,
+    ray_connect,
+    ray_module,
+)
+
+__all__ = ["ENGINES", "Engine", "Handle", "PoolEngine", "RayEngine", "free_cores",
+           "ingest_limit", "open_engine", "ray_connect", "ray_in_process", "ray_module"]
 
 ENGINES = ("local", "ray")
-
-
-def free_cores() -> int:
-    """Cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
-def ingest_limit(workers: int) -> int:
-    """Tasks at once beside an ingesting process on this machine: one core kept for it."""
-    return max(1, min(workers, free_cores() - 1))
-
-
-class Handle(Protocol):
-    def result(self) -> Any: ...
-
-
-class _Done:
-    def __init__(self, value: Any):
-        self.value = value
-
-    def result(self) -> Any:
-        return self.value
-
-
-class Engine:
-    """Runs tasks in this process, one after another (``--workers 1``)."""
-
-    workers = 1
-
-    def submit(self, fn: Callable[..., Any], *args: Any) -> Handle:
-        return _Done(fn(*args))
-
-    def set_ingesting(self, ingesting: bool) -> None:
-        """The caller starts (True) or ends (False) work of its own on this machine's cores."""
-        return None
-
-    def poll(self) -> None:
-        """Start what may start now (called by the caller between pieces of its own work)."""
-        return None
-
-    def close(self) -> None:
-        return None
-
-    def abort(self) -> None:
-        """Close after an error: queued tasks are dropped (running ones stopped if possible)."""
-        self.close()
-
-    def __enter__(self) -> Engine:
-        return self
-
-    def __exit__(self, exc_type: object, *exc: object) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.abort()
 
 
 class PoolEngine(Engine):
@@ -114,29 +66,6 @@ class _RayHandle:
 
     def result(self) -> Any:
         return self.ray.get(self.ref)
-
-
-def ray_module() -> Any:
-    try:
-        import ray
-    except ImportError as exc:
-        raise BackendError("the Ray engine needs `pip install 'snapaudit[ray]'`") from exc
-    return ray
-
-
-def ray_connect(address: str | None, workers: int) -> bool:
-    """Connect to ``address`` (or start a local Ray with ``workers`` CPUs); True if we started
-    it (and so shut it down at the end)."""
-    ray = ray_module()
-    if ray.is_initialized():
-        return False
-    kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": "ERROR",
-                              "configure_logging": False}
-    if address:
-        ray.init(address=address, **kwargs)
-    else:
-        ray.init(num_cpus=workers, include_dashboard=False, **kwargs)
-    return True
 
 
 def ray_in_process() -> bool:

@@ -17,7 +17,7 @@ order, and ``(-1, False, error)`` if Ray did not start. On close (or when the bu
 the pipe closes) the driver shuts down the Ray instance it started (running tasks included),
 or disconnects from a cluster it joined, and exits; :meth:`RayProcessEngine.close` waits for
 it. On an instance the driver starts (this machine's cores), tasks beyond
-:func:`~snapaudit.testbed.corpus.engine.ingest_limit` wait in the build process while it
+:func:`~snapaudit.testbed.corpus.engine_base.ingest_limit` wait in the build process while it
 ingests, as with the local pool.
 """
 
@@ -40,7 +40,7 @@ from concurrent.futures import Future
 from typing import IO, Any
 
 from snapaudit.errors import BackendError
-from snapaudit.testbed.corpus.engine import Engine, ingest_limit, ray_connect, ray_module
+from snapaudit.testbed.corpus.engine_base import Engine, ingest_limit, ray_connect, ray_module
 from snapaudit.testbed.corpus.workers import recv_pickle, send_pickle, start_python
 
 _BOOT = "from snapaudit.testbed.corpus.ray_process import serve; serve()"
