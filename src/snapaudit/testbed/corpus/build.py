@@ -118,14 +118,14 @@ class _Shard:
     """One shard file being written: its line offsets and ids go to side files (buffered,
     written once per input batch)."""
 
-    def __init__(self, corpus_dir: Path, j: int):
+    def __init__(self, corpus_dir: Path, j: int, seg_end: int):
         self.file = open(shard_path(corpus_dir, j), "wb", buffering=1 << 20)  # noqa: SIM115
         self.offsets = open(shard_path(corpus_dir, j, ".offsets.tmp"), "wb")  # noqa: SIM115
         self.ids = open(shard_path(corpus_dir, j, ".ids.tmp"), "wb")  # noqa: SIM115
         self.hash = hashlib.sha256()
         self.rows = self.pos = self.seg_byte = self.seg_row = 0
         self.segments = 0
-        self.seg_end = 0  # the row count at which the open segment is full
+        self.seg_end = seg_end  # the row count at which the open segment is full
         self._offsets = array("q")
         self._ids: list[str] = []
 
@@ -185,8 +185,7 @@ class _Ingest:
         self.shards: list[_Shard] = []
         self.handles: list[Handle] = []
         for j in range(n_shards):
-            self.shards.append(_Shard(corpus_dir, j))
-            self.shards[-1].seg_end = segment_rows(0, segment_docs)
+            self.shards.append(_Shard(corpus_dir, j, segment_rows(0, segment_docs)))
 
     def add(self, batch: list[Document]) -> None:
         seen, shards = self.seen, self.shards

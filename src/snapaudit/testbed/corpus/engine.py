@@ -21,17 +21,10 @@ from collections.abc import Callable
 from typing import Any
 
 from snapaudit.errors import ConfigError
-from snapaudit.testbed.corpus.engine_base import (
-    Engine,
-    Handle,
-    free_cores,
-    ingest_limit,
-    ray_connect,
-    ray_module,
-)
+from snapaudit.testbed.corpus.engine_base import Engine, Handle, ingest_limit, ray_module
 
-__all__ = ["ENGINES", "Engine", "Handle", "PoolEngine", "RayEngine", "free_cores",
-           "ingest_limit", "open_engine", "ray_connect", "ray_in_process", "ray_module"]
+__all__ = ["ENGINES", "Engine", "Handle", "PoolEngine", "RayEngine", "open_engine",
+           "ray_in_process"]
 
 ENGINES = ("local", "ray")
 

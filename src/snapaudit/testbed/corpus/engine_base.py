@@ -71,11 +71,14 @@ class Engine:
             self.abort()
 
 
+RAY_MISSING = "the Ray engine needs `pip install 'snapaudit[ray]'`"
+
+
 def ray_module() -> Any:
     try:
         import ray
     except ImportError as exc:
-        raise BackendError("the Ray engine needs `pip install 'snapaudit[ray]'`") from exc
+        raise BackendError(RAY_MISSING) from exc
     return ray
 
 

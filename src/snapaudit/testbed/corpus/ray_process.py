@@ -27,11 +27,8 @@ import contextlib
 import functools
 import importlib.util
 import os
-import pickle
 import select
-import signal
 import subprocess
-import sys
 import tempfile
 import threading
 from collections import deque
@@ -40,12 +37,24 @@ from concurrent.futures import Future
 from typing import IO, Any
 
 from snapaudit.errors import BackendError
-from snapaudit.testbed.corpus.engine_base import Engine, ingest_limit, ray_connect, ray_module
-from snapaudit.testbed.corpus.workers import recv_pickle, send_pickle, start_python
+from snapaudit.testbed.corpus.engine_base import (
+    RAY_MISSING,
+    Engine,
+    ingest_limit,
+    ray_connect,
+    ray_module,
+)
+from snapaudit.testbed.corpus.workers import (
+    recv_pickle,
+    send_answer,
+    send_pickle,
+    serve_pipes,
+    start_python,
+    take_pickles,
+)
 
 _BOOT = "from snapaudit.testbed.corpus.ray_process import serve; serve()"
 _START_FAILED = -1
-_HEAD = 8  # the length prefix of a message
 
 
 def _plain(exc: Exception) -> Exception:
@@ -66,18 +75,12 @@ def _call(fn: Callable[..., Any], *args: Any) -> Any:
 def serve() -> None:
     """The Ray driver process: stdin -> Ray tasks -> answers on stdout (stray output to
     stderr)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the build decides what Ctrl-C stops
-    inp = sys.stdin.buffer
-    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    inp, out = serve_pipes()
     lock = threading.Lock()
 
     def answer(tid: int, ok: bool, value: Any) -> None:
         with lock, contextlib.suppress(OSError):  # the build has gone: nothing to tell
-            try:
-                send_pickle(out, (tid, ok, value))
-            except (TypeError, AttributeError, ValueError) as exc:  # pickling failed
-                send_pickle(out, (tid, False, BackendError(f"task answer not picklable: {exc}")))
+            send_answer(out, (tid,), ok, value)
 
     try:
         _, address, workers = recv_pickle(inp)
@@ -134,7 +137,7 @@ class RayProcessEngine(Engine):
 
     def __init__(self, workers: int, address: str | None = None):
         if importlib.util.find_spec("ray") is None:
-            raise BackendError("the Ray engine needs `pip install 'snapaudit[ray]'`")
+            raise BackendError(RAY_MISSING)
         self.workers = workers
         self._own = address is None  # an instance on this machine's cores
         self._limit: int | None = None  # tasks sent and not answered, at most
@@ -197,19 +200,13 @@ class RayProcessEngine(Engine):
                 return
 
     def _unpack(self) -> int:
-        taken = 0
-        while len(self._buf) >= _HEAD:
-            size = int.from_bytes(self._buf[:_HEAD], "little")
-            if len(self._buf) < _HEAD + size:
-                break
-            tid, ok, value = pickle.loads(self._buf[_HEAD:_HEAD + size])
-            del self._buf[:_HEAD + size]
+        msgs = take_pickles(self._buf)
+        for tid, ok, value in msgs:
             if tid == _START_FAILED:
                 raise value
             self._answers[tid] = (ok, value)
             self._running -= 1
-            taken += 1
-        return taken
+        return len(msgs)
 
     def _gone(self) -> Exception:
         """The driver process ended: its start failure if it sent one, else its exit code

@@ -54,6 +54,36 @@ def recv_pickle(f: IO[bytes]) -> Any:
     return pickle.loads(data)
 
 
+def take_pickles(buf: bytearray) -> list[Any]:
+    """The whole messages at the start of ``buf`` (removed from it), for a reader that
+    gathers bytes without blocking; a partial message stays for the next call."""
+    msgs = []
+    while len(buf) >= _LEN.size:
+        size = _LEN.unpack_from(buf)[0]
+        if len(buf) < _LEN.size + size:
+            break
+        msgs.append(pickle.loads(buf[_LEN.size:_LEN.size + size]))
+        del buf[:_LEN.size + size]
+    return msgs
+
+
+def send_answer(f: IO[bytes], head: tuple[Any, ...], ok: bool, value: Any) -> None:
+    """Send ``head + (ok, value)``; if that does not pickle, ``head + (False, error)``."""
+    try:
+        send_pickle(f, (*head, ok, value))
+    except (pickle.PicklingError, TypeError, AttributeError) as exc:
+        send_pickle(f, (*head, False, BackendError(f"worker answer not picklable: {exc}")))
+
+
+def serve_pipes() -> tuple[IO[bytes], IO[bytes]]:
+    """A served process's input and answer pipes (stdin, the original stdout). Ctrl-C is
+    ignored (the caller decides) and stray prints go to stderr."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    return sys.stdin.buffer, out
+
+
 def start_python(code: str, stderr: IO[bytes] | None = None) -> subprocess.Popen[bytes]:
     """``python -c code`` with this process's import path, pipes on stdin and stdout."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
@@ -63,23 +93,17 @@ def start_python(code: str, stderr: IO[bytes] | None = None) -> subprocess.Popen
 
 def serve() -> None:
     """The worker loop (stdin -> calls -> stdout); stray prints go to stderr."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    inp = sys.stdin.buffer
-    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    inp, out = serve_pipes()
     while True:
         try:
             fn, args = recv_pickle(inp)
         except EOFError:
             return
         try:
-            answer: tuple[bool, Any] = (True, fn(*args))
+            value, ok = fn(*args), True
         except Exception as exc:
-            answer = (False, exc)
-        try:
-            send_pickle(out, answer)
-        except (pickle.PicklingError, TypeError, AttributeError) as exc:
-            send_pickle(out, (False, BackendError(f"worker answer not picklable: {exc}")))
+            value, ok = exc, False
+        send_answer(out, (), ok, value)
 
 
 class Worker:
