@@ -35,7 +35,7 @@ from typing import Any
 import aiohttp
 
 from snapaudit.progress import SilentProgress
-from snapaudit.run.engine import validate_answer
+from snapaudit.run.answers import validate_answer
 from snapaudit.run.ledger import Ledger
 from snapaudit.run.protocol import HttpSystemConfig, RunConfig
 from snapaudit.run.runner import CellResult, CellTask, RetryPolicy, run_cells

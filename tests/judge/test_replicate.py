@@ -9,18 +9,18 @@ from pathlib import Path
 import pytest
 from tests.fakes.llm_server import FakeLLMServer, LLMCall
 
-from snapaudit.artifact.replicate import (
-    Replication,
-    ReplicationPlan,
-    replication_sample,
-    run_replication,
-)
 from snapaudit.errors import LockError
 from snapaudit.judge.config import JudgeConfig
 from snapaudit.judge.rule import RuleJudge
 from snapaudit.progress import choose_progress
 from snapaudit.run.ledger import Ledger
 from snapaudit.run.runner import RetryPolicy
+from snapaudit.run.stages.replicate import (
+    Replication,
+    ReplicationPlan,
+    replication_sample,
+    run_replication,
+)
 from snapaudit.systems.base import Evidence
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
 from snapaudit.testbed.generate.config import GeneratorConfig

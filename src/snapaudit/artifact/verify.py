@@ -30,6 +30,8 @@ from snapaudit.artifact.safety import check_tree, entry_path, entry_problem, loa
 from snapaudit.errors import ConfigError, IntegrityError, VerificationError
 from snapaudit.hashing import sha256_file, sha256_json
 from snapaudit.names import NAME_RULE, is_name
+from snapaudit.run.stages.keys import AnswerKey
+from snapaudit.run.stages.payloads import decode_labels
 from snapaudit.tables import AnswerRow, PairLabel, read_answers, read_gold, read_labels
 
 
@@ -148,7 +150,7 @@ def check_tables(root: Path, protocol: dict[str, Any], answers: Sequence[AnswerR
         report.notes.append("no ledger cells in the artifact; tables checked by claims only")
         return
     for row in answers:
-        cell = cells.pop(f"{row.question_id}|{row.state}|{row.repeat}", None)
+        cell = cells.pop(AnswerKey(row.question_id, row.state, row.repeat).encode(), None)
         ids = list(row.doc_ids) if row.doc_ids is not None else None
         if cell is None or cell.get("answer") != row.answer or cell.get("doc_ids") != ids:
             report.failures.append(f"tables/answers.jsonl: row {row.question_id}/{row.state}/"
@@ -163,10 +165,15 @@ def check_labels(root: Path, labels: list[PairLabel], report: VerifyReport) -> N
     ledger: dict[str, set[tuple[Any, ...]]] = {}
     for path in sorted((root / "ledger").glob("judge_*.cells.jsonl")):
         name = path.name.removeprefix("judge_").removesuffix(".cells.jsonl")
-        ledger[name] = {(c["payload"].get("question_id", c["cell_key"]), tuple(x["a"]),
-                         tuple(x["b"]), bool(x["same"]))
-                        for c in load_jsonl(root, f"ledger/{path.name}")
-                        for x in c["payload"].get("labels", [])}
+        found = ledger.setdefault(name, set())
+        for c in load_jsonl(root, f"ledger/{path.name}"):
+            try:
+                decoded = decode_labels(c["cell_key"], c["payload"], name)
+            except ValueError as exc:
+                report.failures.append(f"ledger/{path.name}: {exc}")
+                continue
+            found |= {(lab.question_id, (lab.a.state, lab.a.repeat),
+                       (lab.b.state, lab.b.repeat), lab.same) for lab in decoded}
     if not any(ledger.values()):
         return
     table: dict[str, set[tuple[Any, ...]]] = {}

@@ -34,8 +34,8 @@ def _states(value: str | None) -> tuple[str, str] | None:
 def command(run_dir: Path, generator_spec: str, sample: int, states: str | None,
             judge_spec: str | None, progress_kind: str) -> None:
     """Rerun two locked states with a second generator; compare D with the original."""
-    from snapaudit.artifact.replicate import replicate_run_dir
     from snapaudit.judge.spec import parse_generator_spec, parse_judge_spec
+    from snapaudit.run.stages.replicate import replicate_run_dir
 
     generator = parse_generator_spec(generator_spec)
     judge = parse_judge_spec(judge_spec) if judge_spec else None

@@ -40,7 +40,7 @@ from snapaudit.progress import Progress
 from snapaudit.run.failures import FailureLog
 from snapaudit.run.ledger import Ledger
 from snapaudit.run.ledger.batches import BatchMember, BatchRow, NewRequest
-from snapaudit.run.runner import CellTask, RetryPolicy, StageSummary, run_cells
+from snapaudit.run.runner import CellTask, RetryPolicy, StageSummary
 from snapaudit.run.schedule import derive_seed
 from snapaudit.systems.config import RunConfig
 from snapaudit.systems.redact import redact
@@ -49,19 +49,6 @@ from snapaudit.testbed.generate.batch_results import BatchResults
 
 ENDED_REASONS = {"expired": "batch_expired", "cancelled": "batch_cancelled",
                  "failed": "batch_failed"}
-
-
-async def run_stage(ledger: Ledger, stage: str, tasks: Sequence[CellTask], policy: RetryPolicy,
-                    progress: Progress, run: RunConfig) -> StageSummary:
-    """``run_cells``, or the batch driver when ``run.mode = "batch"`` and every cell can go
-    through a provider batch. A stage with batches still open resumes in batch mode only."""
-    if run.mode == "batch" and tasks and all(t.batch is not None for t in tasks):
-        return await BatchDriver(ledger, stage, tasks, policy, progress, run).run()
-    still_open = ledger.batches(stage, open_only=True)
-    if still_open:
-        raise ConfigError(f"stage {stage} has {len(still_open)} provider batch(es) still "
-                          "open; resume it with [run] mode = \"batch\" (--set run.mode=batch)")
-    return await run_cells(ledger, stage, tasks, policy, progress)
 
 
 def custom_id(tag: str, stage: str, cell_key: str, attempt_no: int) -> str:

@@ -4,7 +4,8 @@ go through a provider batch, how their request is built and how a result becomes
 Only testbed answers and LLM-judge packets whose generator is an ``openai`` or
 ``anthropic`` backend can; every other cell keeps ``batch = None`` and its stage runs
 synchronously. The payload of a batch result is built by the same code as a synchronous
-call's (``TestbedSystem.outcome``, ``validate_answer``, the judge's verdict parser).
+call's (``TestbedSystem.outcome``, :mod:`snapaudit.run.stages.payloads`, the judge's verdict
+parser).
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import Any
 from snapaudit.errors import ConfigError, ProtocolError
 from snapaudit.judge.base import JudgePacket
 from snapaudit.judge.packets import parse_verdict_text
-from snapaudit.run.answers import validate_answer
 from snapaudit.run.protocol import Protocol
 from snapaudit.run.runner import BatchCall, CellResult
+from snapaudit.run.stages.payloads import answer_result
 from snapaudit.systems.base import AnswerCall, Evidence, System
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
 from snapaudit.testbed.generate.batch_api import PROVIDER_LIMITS, BatchProvider, limits
@@ -77,11 +78,8 @@ class BatchCalls:
             return AnswerCall(qid, question, state, repeat, attempt, seed, evidence)
 
         def finish(result: GenerationResult, attempt: int, seed: int) -> CellResult:
-            out = system.outcome(call(attempt, seed), result)
-            validate_answer(out.answer, max_bytes)
-            doc_ids = list(out.doc_ids) if out.doc_ids is not None else None
-            return CellResult({"answer": out.answer, "doc_ids": doc_ids}, dict(out.usage),
-                              None, dict(out.meta))
+            return answer_result(system.outcome(call(attempt, seed), result), max_bytes,
+                                 latency=False)
 
         return BatchCall(provider, lambda a, s: system.request(call(a, s)), finish)
 

@@ -4,6 +4,7 @@ preflight (validate, select the cohort, build systems, reach endpoints; nothing 
 -> open or verify the run (protocol hash, resolved TOML, cohort manifest, lock chain)
 -> retrieval lock (RetrievingSystem states only) -> answer lock -> semantic lock
 -> gold unlock -> analysis. Each stage runs only if its lock is missing; see docs/engine.md.
+The stages themselves (their cells, payloads and the executor) are :mod:`snapaudit.run.stages`.
 """
 
 from __future__ import annotations
@@ -14,23 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from snapaudit import tables
-from snapaudit.errors import (
-    ConfigError,
-    IntegrityError,
-    LockError,
-)
+from snapaudit.errors import ConfigError, LockError
 from snapaudit.hashing import sha256_file, sha256_json
 from snapaudit.progress import Progress
 from snapaudit.run import cohort
-from snapaudit.run.answers import (
-    TESTBED_MAX_BYTES,
-    check_evaluable,
-    effective_gate,
-    max_answer_bytes,
-    validate_answer,
-)
-from snapaudit.run.batch import run_stage
-from snapaudit.run.batch_calls import BatchCalls, check_batch_mode
+from snapaudit.run.answers import check_evaluable, effective_gate, max_answer_bytes
+from snapaudit.run.batch_calls import check_batch_mode
 from snapaudit.run.context import RunContext
 from snapaudit.run.interrupt import interruptible
 from snapaudit.run.ledger import Ledger
@@ -48,17 +38,16 @@ from snapaudit.run.protocol import (
     protocol_hash,
 )
 from snapaudit.run.rundir import RunDir
-from snapaudit.run.runner import CellResult, CellTask, run_cells
-from snapaudit.run.schedule import answer_schedule
-from snapaudit.run.semantic import pair_labels, semantic_stage
+from snapaudit.run.stages.answer import answer_rows, answer_stage
+from snapaudit.run.stages.retrieval import locked_evidence, retrieval_stage
+from snapaudit.run.stages.semantic import pair_labels, semantic_stage
 from snapaudit.run.systems import build_system
-from snapaudit.systems.base import AnswerCall, Evidence, RetrievingSystem, System
-from snapaudit.tables import AnswerRow, GoldRow
+from snapaudit.systems.base import Evidence, RetrievingSystem, System
+from snapaudit.tables import GoldRow
 
 if TYPE_CHECKING:
     from snapaudit.stats.analysis import AnalysisResult
 
-MAX_ANSWER_BYTES = TESTBED_MAX_BYTES
 BOOTSTRAP_METHOD = "whole-question bootstrap, snapaudit.stats.bootstrap"
 
 
@@ -163,10 +152,10 @@ async def _stages(run: RunContext) -> None:
     evidence: dict[tuple[str, str], Evidence | None] = {}
     if any(isinstance(s, RetrievingSystem) for s in run.systems.values()):
         if not run.locked("retrieval"):
-            await _retrieval_stage(run)
+            await retrieval_stage(run)
         evidence = locked_evidence(run.ledger)
     if not run.locked("answer"):
-        await _answer_stage(run, evidence)
+        await answer_stage(run, evidence, max_answer_bytes(run.protocol))
     answers = answer_rows(run.ledger, run.questions)
     run.rd.write_table("answers", tables.write_answers, answers)
     if not run.locked("semantic"):
@@ -177,92 +166,6 @@ async def _stages(run: RunContext) -> None:
         run.lock("gold", {"gold_sha256": sha256_file(cohort.resolve(run.protocol.gold.path,
                                                                     run.base_dir))})
     run.rd.write_table("gold", tables.write_gold, gold)  # rewritten: kill-safe
-
-
-async def _retrieval_stage(run: RunContext) -> None:
-    tasks: list[CellTask] = []
-    for q in run.questions:
-        for state, system in run.systems.items():
-            if not isinstance(system, RetrievingSystem):
-                continue
-            for pass_no in (1, 2):
-                tasks.append(CellTask(f"{q.question_id}|{state}|p{pass_no}",
-                                      {"question_id": q.question_id, "state": state,
-                                       "pass": pass_no},
-                                      _retrieve_call(system, q, pass_no)))
-    await run_cells(run.ledger, "retrieval", tasks, run.policy(False), run.progress)
-    cells = {c.cell_key: c.payload for c in run.ledger.cells("retrieval")}
-    bad = sorted(k[:-3] for k, p1 in cells.items()
-                 if k.endswith("|p1") and cells.get(k[:-3] + "|p2") != p1)
-    if bad:
-        raise IntegrityError("retrieval is not reproducible (pass 1 != pass 2) for "
-                             f"{len(bad)} cell(s): " + ", ".join(bad))
-    run.lock("retrieval", run.ledger.content_hashes("retrieval"))
-
-
-def _retrieve_call(system: RetrievingSystem, q: cohort.Question, pass_no: int) -> Any:
-    async def call(attempt: int, seed: int) -> CellResult:
-        # called on the event loop thread: retrievers need not be thread-safe
-        ev = system.retrieve(q.question_id, q.question, pass_no)
-        if ev is None:
-            return CellResult({"evidence": None})
-        return CellResult({"evidence": {"doc_ids": list(ev.doc_ids), "rendered": ev.rendered}})
-    return call
-
-
-def locked_evidence(ledger: Ledger) -> dict[tuple[str, str], Evidence | None]:
-    out: dict[tuple[str, str], Evidence | None] = {}
-    for cell in ledger.cells("retrieval"):
-        qid, state, pass_no = cell.cell_key.rsplit("|", 2)
-        if pass_no == "p1":
-            ev = cell.payload["evidence"]
-            out[(qid, state)] = None if ev is None else Evidence(tuple(ev["doc_ids"]),
-                                                                 ev["rendered"])
-    return out
-
-
-async def _answer_stage(run: RunContext,
-                        evidence: Mapping[tuple[str, str], Evidence | None]) -> None:
-    text = {q.question_id: q.question for q in run.questions}
-    tasks = []
-    batch = BatchCalls(run.protocol)  # run.mode = "batch": provider batch APIs
-    for sc in answer_schedule(list(text), run.protocol.states.order, run.protocol.design.repeats):
-        key = f"{sc.question_id}|{sc.state}|{sc.repeat}"
-        request = {"question_id": sc.question_id, "state": sc.state, "repeat": sc.repeat}
-        args = (run.systems[sc.state], sc.question_id, text[sc.question_id], sc.state,
-                sc.repeat, evidence.get((sc.question_id, sc.state)), max_answer_bytes(run.protocol))
-        tasks.append(CellTask(key, request, _answer_call(*args), batch.answer(*args)))
-    per_endpoint = run.protocol.system.kind == "http"
-    await run_stage(run.ledger, "answer", tasks, run.policy(not per_endpoint), run.progress,
-                    run.protocol.run)
-    run.lock("answer", run.ledger.content_hashes("answer"))
-
-
-def _answer_call(system: System, qid: str, question: str, state: str, repeat: int,
-                 evidence: Evidence | None, max_bytes: int = TESTBED_MAX_BYTES) -> Any:
-    async def call(attempt: int, seed: int) -> CellResult:
-        out = await system.answer(AnswerCall(qid, question, state, repeat, attempt, seed,
-                                             evidence))
-        validate_answer(out.answer, max_bytes)
-        doc_ids = list(out.doc_ids) if out.doc_ids is not None else None
-        return CellResult({"answer": out.answer, "doc_ids": doc_ids}, dict(out.usage),
-                          out.latency_s or None, dict(out.meta))
-    return call
-
-
-def answer_rows(ledger: Ledger, questions: Sequence[cohort.Question]) -> list[AnswerRow]:
-    """Accepted answers as interchange rows, in cohort order, then state key, then repeat."""
-    text = {q.question_id: q.question for q in questions}
-    cluster = {q.question_id: q.cluster for q in questions}
-    order = {q.question_id: i for i, q in enumerate(questions)}
-    rows = []
-    for cell in ledger.cells("answer"):
-        qid, state, rep = cell.cell_key.rsplit("|", 2)
-        ids = cell.payload.get("doc_ids")
-        rows.append(AnswerRow(qid, state, int(rep), cell.payload["answer"],
-                              tuple(ids) if ids is not None else None, text.get(qid),
-                              cluster.get(qid)))
-    return sorted(rows, key=lambda r: (order.get(r.question_id, -1), r.state, r.repeat))
 
 
 def read_gold(run: RunContext) -> list[GoldRow]:

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from snapaudit.run.stages.keys import AnswerKey, RetrievalKey
+
 FAIL_FAST_FAILURES = 8
 FAIL_FAST_CELLS = 3
 TRANSIENT = frozenset({"timeout", "connection", "http_429", "http_502", "http_503", "http_504",
@@ -24,10 +26,13 @@ ERROR_CHARS = 300
 def endpoint_of(stage: str, cell_key: str) -> str:
     """The endpoint a cell was sent to: the state of an answer or retrieval cell
     (``qid|state|repeat``, ``qid|state|pN``), else the stage (one judge endpoint)."""
-    if stage in ("answer", "retrieval"):
-        parts = cell_key.rsplit("|", 2)
-        if len(parts) == 3:
-            return parts[1]
+    try:
+        if stage == "answer":
+            return AnswerKey.decode(cell_key).state
+        if stage == "retrieval":
+            return RetrievalKey.decode(cell_key).state
+    except ValueError:
+        pass
     return stage
 
 

@@ -11,9 +11,9 @@ from snapaudit.judge.config import JudgeConfig
 from snapaudit.judge.registry import build_judge
 from snapaudit.progress import Progress
 from snapaudit.run.interrupt import interruptible
-from snapaudit.run.judge_audit import AuditPlan, run_judge_audit
 from snapaudit.run.rundir import RunDir
-from snapaudit.run.runner import RetryPolicy
+from snapaudit.run.stages.base import retry_policy
+from snapaudit.run.stages.judge_audit import AuditPlan, run_judge_audit
 from snapaudit.stats.agreement import JudgeAgreement
 from snapaudit.tables import read_answers, read_labels
 
@@ -39,11 +39,7 @@ async def audit_run_dir(rd: RunDir, judge_config: JudgeConfig, sample: int,
     plan = AuditPlan(primary=protocol.judge.name, old=protocol.states.old,
                      new=protocol.states.new, sample=sample, seed=protocol.design.seed,
                      draws=protocol.bootstrap.draws)
-    r = protocol.run
-    policy = RetryPolicy(concurrency=r.concurrency, rate_limit_per_s=r.rate_limit_per_s,
-                         max_attempts=r.max_attempts, backoff_base_s=r.backoff_base_s,
-                         backoff_max_s=r.backoff_max_s, design_seed=protocol.design.seed,
-                         max_retry_after_s=r.max_retry_after_s)
+    policy = retry_policy(protocol.run, protocol.design.seed)
     judge = build_judge(judge_config)
     try:
         result = await run_judge_audit(rd.ledger(), answers, labels, questions, judge, plan,

@@ -15,6 +15,7 @@ from typing import Any
 
 from snapaudit.errors import IntegrityError
 from snapaudit.run.protocol import LineageConfig
+from snapaudit.run.stages.keys import AnswerKey
 from snapaudit.systems.base import AnswerCall, AnswerOutcome
 
 
@@ -53,10 +54,10 @@ class ReplaySystem:
                 "parent_answer_lock_sha256": self.lineage.parent_answer_lock_sha256}
 
     async def answer(self, call: AnswerCall) -> AnswerOutcome:
-        payload = self._cells.get(f"{call.question_id}|{call.state}|{call.repeat}")
+        key = AnswerKey(call.question_id, call.state, call.repeat).encode()
+        payload = self._cells.get(key)
         if payload is None:
-            raise IntegrityError(f"cell {call.question_id}|{call.state}|{call.repeat} is not "
-                                 "among the parent run's locked answers")
+            raise IntegrityError(f"cell {key} is not among the parent run's locked answers")
         ids = payload.get("doc_ids")
         return AnswerOutcome(answer=str(payload["answer"]),
                              doc_ids=tuple(ids) if ids is not None else None,

@@ -5,9 +5,10 @@ The sample is drawn before any outcome is read: questions are ordered by
 ``n`` are taken, so it depends only on the seed and the question ids. For each
 sampled question the second judge sees a packet of exactly the answers the
 primary judge labelled (same scope, same pairs), built by
-:func:`snapaudit.judge.packets.build_packet`. Its verdicts are accepted in the
-ledger under ``judge:<name>``; agreement, Cohen's kappa, identical partitions,
-question-cluster bootstrap intervals and semantic D under each judge come from
+:func:`snapaudit.run.stages.judge.judge_cells` (one packet; the call is metered, so its
+tokens reach ``usage``). Its verdicts are accepted in the ledger under ``judge:<name>``;
+agreement, Cohen's kappa, identical partitions, question-cluster bootstrap intervals and
+semantic D under each judge come from
 :func:`snapaudit.stats.agreement.agreement` and :mod:`snapaudit.stats.churn`.
 """
 
@@ -16,15 +17,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from snapaudit.errors import ConfigError, InputError
-from snapaudit.hashing import sha256_json
 from snapaudit.judge.base import Judge
-from snapaudit.judge.packets import build_packet, to_pair_labels
 from snapaudit.progress import Progress
 from snapaudit.run.ledger import Ledger
-from snapaudit.run.runner import CellResult, CellTask, RetryPolicy, run_cells
+from snapaudit.run.runner import RetryPolicy
+from snapaudit.run.stages.base import Stage, run_stage
+from snapaudit.run.stages.judge import judge_cells, judge_stage_name, labels_of_stage
 from snapaudit.stats.agreement import JudgeAgreement, agreement
 from snapaudit.stats.churn import per_question
 from snapaudit.stats.kernels import AnswerGrid, SemanticKernel
@@ -61,35 +61,6 @@ def _packet_answers(qid: str, labels: Sequence[PairLabel],
     return [(ref, grid.answer(qid, ref)) for ref in refs]
 
 
-def _task(judge: Judge, qid: str, question: str, answers: list[tuple[AnswerRef, str]],
-          seed: int) -> CellTask:
-    """One audit cell, with the engine's request and payload format for judge stages."""
-    packet, mapping = build_packet(qid, question, answers, seed)
-
-    async def call(attempt_no: int, call_seed: int) -> CellResult:
-        verdict = await judge.judge(packet, call_seed)
-        labels = to_pair_labels(qid, verdict, mapping, judge.name)
-        return CellResult(payload={"labels": [
-            {"a": [x.a.state, x.a.repeat], "b": [x.b.state, x.b.repeat], "same": x.same}
-            for x in labels]})
-
-    request: dict[str, Any] = {"question_id": qid, "judge": judge.spec(),
-                               "packet": sha256_json([packet.labels, packet.answers])}
-    return CellTask(cell_key=qid, request=request, call=call)
-
-
-def labels_of_stage(ledger: Ledger, judge_name: str, stage: str | None = None
-                    ) -> list[PairLabel]:
-    """The pair labels accepted under ``stage`` (default ``judge:<judge_name>``)."""
-    out: list[PairLabel] = []
-    for cell in ledger.cells(stage or f"judge:{judge_name}"):
-        for item in cell.payload["labels"]:
-            out.append(PairLabel(cell.payload.get("question_id", cell.cell_key),
-                                 AnswerRef(*item["a"]), AnswerRef(*item["b"]),
-                                 bool(item["same"]), judge_name))
-    return out
-
-
 def _d_hat(answers: Sequence[AnswerRow], labels: Sequence[PairLabel], judge: str,
            qids: set[str], old: str, new: str) -> float | None:
     rows = [r for r in answers if r.question_id in qids]
@@ -119,9 +90,10 @@ async def run_judge_audit(
     for lab in primary:
         by_q.setdefault(lab.question_id, []).append(lab)
     sample = audit_sample(sorted(by_q), plan.sample, plan.seed)
-    tasks = [_task(judge, qid, questions[qid], _packet_answers(qid, by_q[qid], grid), plan.seed)
-             for qid in sample]
-    await run_cells(ledger, f"judge:{judge.name}", tasks, policy, progress)
+    stage = judge_stage_name(judge.name)
+    cells = [cell for qid in sample for cell in judge_cells(
+        judge, qid, questions[qid], _packet_answers(qid, by_q[qid], grid), plan.seed)]
+    await run_stage(ledger, Stage(stage, cells, batchable=False), policy, progress)
     second = [lab for lab in labels_of_stage(ledger, judge.name) if lab.question_id in sample]
     chosen = set(sample)
     both = [lab for lab in primary if lab.question_id in chosen] + second

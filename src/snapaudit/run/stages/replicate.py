@@ -21,24 +21,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from snapaudit.errors import ConfigError, LockError, TransportInvalid
-from snapaudit.hashing import sha256_json
+from snapaudit.errors import ConfigError, LockError
 from snapaudit.judge.base import Judge
 from snapaudit.judge.config import JudgeConfig
-from snapaudit.judge.packets import build_packet, to_pair_labels
 from snapaudit.progress import Progress
-from snapaudit.run.engine import locked_evidence
-from snapaudit.run.judge_audit import labels_of_stage
+from snapaudit.run.answers import TESTBED_MAX_BYTES, max_answer_bytes
 from snapaudit.run.ledger import Ledger
-from snapaudit.run.runner import CellResult, CellTask, RetryPolicy, run_cells
+from snapaudit.run.runner import RetryPolicy
+from snapaudit.run.stages.answer import answer_cell, answer_rows
+from snapaudit.run.stages.base import Stage, retry_policy, run_stage
+from snapaudit.run.stages.judge import judge_cells, labels_of_stage
+from snapaudit.run.stages.keys import AnswerKey
+from snapaudit.run.stages.retrieval import locked_evidence
 from snapaudit.stats.analysis import AnalysisConfig, AnalysisResult, analyze
 from snapaudit.stats.bootstrap import Interval, whole_question_bootstrap
-from snapaudit.systems.base import AnswerCall, Evidence, System
+from snapaudit.systems.base import Evidence, System
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
 from snapaudit.testbed.generate.config import GeneratorConfig
 
 SAMPLE_VERSION = "snapaudit/replicate/v1"
-MAX_ANSWER_BYTES = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,7 @@ class ReplicationPlan:
     benchmark: str = "nq"
     original_judge: str = "judge"
     original_scope: str = "all"
+    max_bytes: int = TESTBED_MAX_BYTES  # the run's [answers] max_bytes
 
 
 @dataclass(frozen=True)
@@ -82,49 +84,6 @@ def replication_sample(question_ids: Sequence[str], n: int, seed: int) -> list[s
     return sorted(sorted(set(question_ids), key=key)[:n])
 
 
-def _answer_task(system: System, qid: str, question: str, state: str, repeat: int,
-                 evidence: Evidence | None) -> CellTask:
-    async def call(attempt: int, seed: int) -> CellResult:
-        out = await system.answer(AnswerCall(qid, question, state, repeat, attempt, seed,
-                                             evidence))
-        if not out.answer.strip():
-            raise TransportInvalid("empty_answer")
-        if len(out.answer.encode("utf-8")) > MAX_ANSWER_BYTES:
-            raise TransportInvalid("oversized_answer")
-        return CellResult({"answer": out.answer,
-                           "doc_ids": list(out.doc_ids) if out.doc_ids is not None else None},
-                          dict(out.usage), out.latency_s or None)
-
-    request = {"question_id": qid, "state": state, "repeat": repeat}
-    return CellTask(f"{qid}|{state}|{repeat}", request, call)
-
-
-def _judge_task(judge: Judge, qid: str, question: str, rows: Sequence[AnswerRow],
-                seed: int) -> CellTask:
-    packet, mapping = build_packet(
-        qid, question, [(AnswerRef(r.state, r.repeat), r.answer) for r in rows], seed)
-
-    async def call(attempt: int, call_seed: int) -> CellResult:
-        verdict = await judge.judge(packet, call_seed)
-        return CellResult({"labels": [
-            {"a": [x.a.state, x.a.repeat], "b": [x.b.state, x.b.repeat], "same": x.same}
-            for x in to_pair_labels(qid, verdict, mapping, judge.name)]})
-
-    request = {"question_id": qid, "judge": judge.spec(),
-               "packet": sha256_json([packet.labels, packet.answers])}
-    return CellTask(qid, request, call)
-
-
-def _rows_of_stage(ledger: Ledger, stage: str, questions: Mapping[str, str]) -> list[AnswerRow]:
-    rows = []
-    for cell in ledger.cells(stage):
-        qid, state, rep = cell.cell_key.rsplit("|", 2)
-        ids = cell.payload.get("doc_ids")
-        rows.append(AnswerRow(qid, state, int(rep), cell.payload["answer"],
-                              tuple(ids) if ids is not None else None, questions.get(qid)))
-    return rows
-
-
 def _scope_note(plan: ReplicationPlan) -> str | None:
     if plan.original_scope == "endpoints":
         return None
@@ -152,21 +111,26 @@ async def run_replication(
     states = (plan.old, plan.new)
     systems = {s: system_of(s) for s in states}
     prefix = f"replicate:{plan.name}"
-    tasks = [_answer_task(systems[s], q, questions[q], s, r, evidence.get((q, s)))
+    cells = [answer_cell(systems[s], AnswerKey(q, s, r), questions[q], evidence.get((q, s)),
+                         plan.max_bytes)
              for q in sample for r in range(1, plan.repeats + 1) for s in states]
     try:
-        await run_cells(ledger, f"{prefix}:answer", tasks, policy, progress)
+        await run_stage(ledger, Stage(f"{prefix}:answer", cells, batchable=False), policy,
+                        progress)
     finally:
         for system in systems.values():
             await system.aclose()
     chosen = set(sample)
-    rep_rows = [r for r in _rows_of_stage(ledger, f"{prefix}:answer", questions)
+    rep_rows = [r for r in answer_rows(ledger, questions, f"{prefix}:answer")
                 if r.question_id in chosen]
     by_q: dict[str, list[AnswerRow]] = {}
     for row in rep_rows:
         by_q.setdefault(row.question_id, []).append(row)
-    judge_tasks = [_judge_task(judge, q, questions[q], by_q[q], plan.seed) for q in sample]
-    await run_cells(ledger, f"{prefix}:judge:{judge.name}", judge_tasks, policy, progress)
+    judged = [cell for q in sample for cell in judge_cells(
+        judge, q, questions[q], [(AnswerRef(r.state, r.repeat), r.answer) for r in by_q[q]],
+        plan.seed)]
+    await run_stage(ledger, Stage(f"{prefix}:judge:{judge.name}", judged, batchable=False),
+                    policy, progress)
     rep_labels = [lab for lab in labels_of_stage(ledger, judge.name,
                                                  f"{prefix}:judge:{judge.name}")
                   if lab.question_id in chosen]
@@ -223,12 +187,9 @@ async def replicate_run_dir(run_dir: Path, generator: GeneratorConfig, sample: i
     name = generator_name(generator)
     plan = ReplicationPlan(name, old, new, sample, protocol.design.seed,
                            protocol.design.repeats, protocol.bootstrap.draws,
-                           protocol.gold.benchmark, protocol.judge.name, protocol.judge.scope)
-    r = protocol.run
-    policy = RetryPolicy(concurrency=r.concurrency, rate_limit_per_s=r.rate_limit_per_s,
-                         max_attempts=r.max_attempts, backoff_base_s=r.backoff_base_s,
-                         backoff_max_s=r.backoff_max_s, design_seed=protocol.design.seed,
-                         max_retry_after_s=r.max_retry_after_s)
+                           protocol.gold.benchmark, protocol.judge.name, protocol.judge.scope,
+                           max_answer_bytes(protocol))
+    policy = retry_policy(protocol.run, protocol.design.seed)
     questions = {row.question_id: row.question or "" for row in answers}
     judge = build_judge(judge_config)
     try:

@@ -12,11 +12,12 @@ from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 from snapaudit.errors import InputError
-from snapaudit.hashing import sha256_file, sha256_json
+from snapaudit.hashing import sha256_file
 from snapaudit.run import cohort
-from snapaudit.run.batch import run_stage
 from snapaudit.run.batch_calls import BatchCalls
-from snapaudit.run.runner import CellResult, CellTask
+from snapaudit.run.stages.base import Stage, run_stage
+from snapaudit.run.stages.judge import judge_cells, labels_of_stage
+from snapaudit.run.stages.keys import JudgeKey
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
 
 if TYPE_CHECKING:
@@ -67,23 +68,20 @@ def _import_labels(run: Run, answers: Sequence[AnswerRow]) -> None:
             if same is None:
                 missing.append(f"{qid} {a.state}/{a.repeat}-{b.state}/{b.repeat}")
             items.append({"a": [a.state, a.repeat], "b": [b.state, b.repeat], "same": same})
-        payloads[qid] = {"labels": items}
+        payloads[JudgeKey(qid).encode()] = {"labels": items}
     if missing:
         raise InputError(f"labels do not cover {len(missing)} pair(s), e.g. "
                          + "; ".join(missing[:5]), path=str(path))
     request_hash = sha256_file(path)
     done = run.ledger.accepted_keys(run.judge_stage)
-    for qid, payload in payloads.items():
-        if qid not in done:
-            aid = run.ledger.begin_attempt(run.judge_stage, qid, request_hash)
-            run.ledger.finish_and_accept(run.judge_stage, qid, aid, payload)
+    for key, payload in payloads.items():
+        if key not in done:
+            aid = run.ledger.begin_attempt(run.judge_stage, key, request_hash)
+            run.ledger.finish_and_accept(run.judge_stage, key, aid, payload)
 
 
 async def _judge_questions(run: Run, answers: Sequence[AnswerRow]) -> None:
-    from snapaudit.judge.base import judge_with_usage
-    from snapaudit.judge.packets import to_pair_labels
     from snapaudit.judge.registry import build_judge
-    from snapaudit.judge.split import split_packets
 
     cfg = run.protocol.judge
     if cfg.prompt == "auto":
@@ -91,37 +89,12 @@ async def _judge_questions(run: Run, answers: Sequence[AnswerRow]) -> None:
     judge = build_judge(cfg)
     batch = BatchCalls(run.protocol)  # run.mode = "batch": provider batch APIs
     text = {q.question_id: q.question for q in run.questions}
-    tasks = []
-    for qid, rows in _scope_answers(run, answers).items():
-        packets = split_packets(qid, text[qid], [
-            (AnswerRef(r.state, r.repeat), r.answer) for r in rows], run.protocol.design.seed,
-            cfg.max_packet_tokens)
-        split = len(packets) > 1
-        for k, (packet, mapping) in enumerate(packets, start=1):
-
-            def make(packet: Any = packet, mapping: Any = mapping, qid: str = qid,
-                     split: bool = split) -> Any:
-                def payload_of(verdict: dict[tuple[str, str], bool]) -> dict[str, Any]:
-                    labels = to_pair_labels(qid, verdict, mapping, cfg.name)
-                    payload: dict[str, Any] = {"question_id": qid} if split else {}
-                    payload["labels"] = [
-                        {"a": [x.a.state, x.a.repeat], "b": [x.b.state, x.b.repeat],
-                         "same": x.same} for x in labels]
-                    return payload
-
-                async def call(attempt: int, seed: int) -> CellResult:
-                    verdict, usage, meta = await judge_with_usage(judge, packet, seed)
-                    return CellResult(payload_of(verdict), usage, meta=meta)
-                return call, batch.judge(judge, packet, payload_of)
-
-            key = f"{qid}#{k}/{len(packets)}" if split else qid
-            body = [packet.labels, packet.answers, packet.pairs] if split else [
-                packet.labels, packet.answers]
-            sync_call, batch_call = make()
-            tasks.append(CellTask(key, {"question_id": qid, "judge": judge.spec(),
-                                        "packet": sha256_json(body)}, sync_call, batch_call))
+    cells = [cell for qid, rows in _scope_answers(run, answers).items()
+             for cell in judge_cells(judge, qid, text[qid],
+                                     [(AnswerRef(r.state, r.repeat), r.answer) for r in rows],
+                                     run.protocol.design.seed, cfg.max_packet_tokens, batch)]
     try:
-        await run_stage(run.ledger, run.judge_stage, tasks, run.policy(), run.progress,
+        await run_stage(run.ledger, Stage(run.judge_stage, cells), run.policy(), run.progress,
                         run.protocol.run)
     finally:
         await judge.aclose()
@@ -132,12 +105,5 @@ def pair_labels(run: Run) -> list[PairLabel]:
     judge that labelled this run's answers (``judge-audit`` stages ``judge:<name>``)."""
     others = sorted(s for s in run.ledger.stages()
                     if s.startswith("judge:") and s != run.judge_stage)
-    out = []
-    for stage in [run.judge_stage, *others]:
-        name = stage.removeprefix("judge:")
-        for cell in run.ledger.cells(stage):
-            qid = cell.payload.get("question_id", cell.cell_key)  # split packets name it
-            for item in cell.payload["labels"]:
-                out.append(PairLabel(qid, AnswerRef(*item["a"]),
-                                     AnswerRef(*item["b"]), bool(item["same"]), name))
-    return out
+    return [lab for stage in [run.judge_stage, *others]
+            for lab in labels_of_stage(run.ledger, stage.removeprefix("judge:"), stage)]

@@ -1,0 +1,86 @@
+"""A stage as one typed object, and the one way to execute it.
+
+A :class:`Stage` is its ledger name and its cells; a :class:`Cell` is its typed key
+(:mod:`snapaudit.run.stages.keys`), its secret-free request (hashed into each attempt row),
+its synchronous call (which validates the reply and returns the payload with the tokens it
+used) and, where the cell can go through a provider batch, its batch call. The payloads are
+decoded back into typed rows by the stage modules (``answer_rows``, ``labels_of_stage``,
+``locked_evidence``). :func:`run_stage` runs any stage: through the batch driver when the
+run asks for batches and every cell has a batch call, else synchronously (``run_cells``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from snapaudit.errors import ConfigError
+from snapaudit.progress import Progress
+from snapaudit.run.batch import BatchDriver
+from snapaudit.run.ledger import Ledger
+from snapaudit.run.runner import (
+    BatchCall,
+    CellResult,
+    CellTask,
+    RetryPolicy,
+    StageSummary,
+    run_cells,
+)
+from snapaudit.run.stages.keys import AnswerKey, JudgeKey, RetrievalKey
+from snapaudit.systems.config import RunConfig
+
+K = TypeVar("K", AnswerKey, RetrievalKey, JudgeKey)
+
+
+@dataclass(frozen=True, slots=True)
+class Cell(Generic[K]):
+    """One cell of a stage; ``call(attempt_no, seed)`` makes one attempt (TransportInvalid
+    on a retryable failure), ``batch`` is the same cell as one request of a provider batch."""
+
+    key: K
+    request: dict[str, Any]
+    call: Callable[[int, int], Awaitable[CellResult]]
+    batch: BatchCall | None = None
+
+    def task(self) -> CellTask:
+        return CellTask(self.key.encode(), self.request, self.call, self.batch)
+
+
+@dataclass(frozen=True, slots=True)
+class Stage(Generic[K]):
+    """A ledger stage and its cells, in schedule order. ``batchable``: the stage may go
+    through provider batches (``[run] mode = "batch"``) when every cell has a batch call."""
+
+    name: str
+    cells: Sequence[Cell[K]]
+    batchable: bool = True
+
+    def can_batch(self, run: RunConfig | None) -> bool:
+        return (self.batchable and run is not None and run.mode == "batch" and bool(self.cells)
+                and all(c.batch is not None for c in self.cells))
+
+
+async def run_stage(ledger: Ledger, stage: Stage[Any], policy: RetryPolicy, progress: Progress,
+                    run: RunConfig | None = None) -> StageSummary:
+    """Run ``stage``'s cells not yet accepted: the batch driver when ``run.mode = "batch"``
+    and every cell can go through a provider batch, else ``run_cells``. A stage with
+    batches still open resumes in batch mode only."""
+    tasks = [c.task() for c in stage.cells]
+    if stage.can_batch(run):
+        assert run is not None
+        return await BatchDriver(ledger, stage.name, tasks, policy, progress, run).run()
+    still_open = ledger.batches(stage.name, open_only=True)
+    if still_open:
+        raise ConfigError(f"stage {stage.name} has {len(still_open)} provider batch(es) still "
+                          "open; resume it with [run] mode = \"batch\" (--set run.mode=batch)")
+    return await run_cells(ledger, stage.name, tasks, policy, progress)
+
+
+def retry_policy(run: RunConfig, design_seed: int, rate_limited: bool = True) -> RetryPolicy:
+    """The retry policy of ``[run]`` (HTTP systems apply the rate limit per endpoint)."""
+    return RetryPolicy(concurrency=run.concurrency,
+                       rate_limit_per_s=run.rate_limit_per_s if rate_limited else None,
+                       max_attempts=run.max_attempts, backoff_base_s=run.backoff_base_s,
+                       backoff_max_s=run.backoff_max_s, design_seed=design_seed,
+                       max_retry_after_s=run.max_retry_after_s)

@@ -1,0 +1,41 @@
+"""The payloads of answer and judge cells, one builder each: a synchronous call's and a
+provider batch result's go through the same code (:mod:`snapaudit.run.batch_calls`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from snapaudit.judge.packets import to_pair_labels
+from snapaudit.run.answers import validate_answer
+from snapaudit.run.runner import CellResult
+from snapaudit.run.stages.keys import JudgeKey
+from snapaudit.systems.base import AnswerOutcome
+from snapaudit.tables import AnswerRef, PairLabel
+
+
+def answer_result(out: AnswerOutcome, max_bytes: int, latency: bool = True) -> CellResult:
+    """The accepted payload of one answer, metered (TransportInvalid unless it is a
+    nonempty answer of at most ``max_bytes`` UTF-8 bytes)."""
+    validate_answer(out.answer, max_bytes)
+    doc_ids = list(out.doc_ids) if out.doc_ids is not None else None
+    return CellResult({"answer": out.answer, "doc_ids": doc_ids}, dict(out.usage),
+                      (out.latency_s or None) if latency else None, dict(out.meta))
+
+
+def labels_payload(key: JudgeKey, verdict: dict[tuple[str, str], bool],
+                   mapping: Mapping[str, AnswerRef], judge: str) -> dict[str, Any]:
+    """A judge cell's payload: its pair labels (a split packet's also names its question)."""
+    labels = to_pair_labels(key.question_id, verdict, mapping, judge)
+    payload: dict[str, Any] = {"question_id": key.question_id} if key.split else {}
+    payload["labels"] = [{"a": [x.a.state, x.a.repeat], "b": [x.b.state, x.b.repeat],
+                          "same": x.same} for x in labels]
+    return payload
+
+
+def decode_labels(cell_key: str, payload: Mapping[str, Any], judge: str) -> list[PairLabel]:
+    """The pair labels of one accepted judge cell."""
+    key = JudgeKey.decode(cell_key, payload.get("question_id"))
+    items: Sequence[Mapping[str, Any]] = payload.get("labels", [])
+    return [PairLabel(key.question_id, AnswerRef(*item["a"]), AnswerRef(*item["b"]),
+                      bool(item["same"]), judge) for item in items]
