@@ -10,6 +10,11 @@ and analyzed like the original on the same questions. The paired difference
 (replication minus original, per question, whole-question bootstrap) is reported per
 kernel. When the original judge saw a larger packet (scope ``all``) the comparison of
 semantic D is descriptive, and the result says so.
+
+Both stages are cells of the run's own kinds (:mod:`snapaudit.run.stages.answer`,
+:mod:`snapaudit.run.stages.judge`): answers are held to the run's ``[answers] max_bytes``
+and every call is metered, so the replication's tokens appear in ``usage`` when the run's
+results are written again. They are written into the run's ledger, hence a run stage.
 """
 
 from __future__ import annotations
