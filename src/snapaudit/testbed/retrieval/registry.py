@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from snapaudit.registry import Registry
+from snapaudit.registry import Entry, Registry
 from snapaudit.testbed.retrieval.base import Retriever
 from snapaudit.testbed.retrieval.config import TestbedConfig
 
 RETRIEVERS: Registry[Retriever] = Registry("retriever kind", {
     "bm25": "snapaudit.testbed.retrieval.builders:bm25",
-    "dense": "snapaudit.testbed.retrieval.builders:dense",
+    "dense": Entry("snapaudit.testbed.retrieval.builders:dense", extra="dense"),
     "http": "snapaudit.testbed.retrieval.builders:http",
 })
 
