@@ -32,7 +32,7 @@ from snapaudit.run.ledger import Ledger  # noqa: E402
 from snapaudit.run.runner import BatchCall, CellResult, CellTask, RetryPolicy, run_cells  # noqa: E402
 from snapaudit.systems.config import RunConfig  # noqa: E402
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult  # noqa: E402
-from snapaudit.testbed.generate.config import GeneratorConfig  # noqa: E402
+from snapaudit.testbed.generate.config import generator_config  # noqa: E402
 from snapaudit.testbed.generate.openai import OpenAIGenerator  # noqa: E402
 from snapaudit.testbed.generate.openai_batch import OpenAIBatch  # noqa: E402
 from snapaudit.testbed.prompt import ANSWER_SCHEMA, SYSTEM_PROMPT, parse_answer  # noqa: E402
@@ -63,7 +63,7 @@ def _tasks(n: int, gen: OpenAIGenerator | None, batch: OpenAIBatch | None) -> li
 
 async def _sync(n: int, db: Path) -> float:
     with FakeLLMServer() as server, Ledger(db) as ledger:
-        gen = OpenAIGenerator(GeneratorConfig(backend="openai", model="m",
+        gen = OpenAIGenerator(generator_config(backend="openai", model="m",
                                               base_url=server.openai_base_url))
         start = time.perf_counter()
         await run_cells(ledger, "answer", _tasks(n, gen, None), RetryPolicy(concurrency=64),
@@ -76,7 +76,7 @@ async def _sync(n: int, db: Path) -> float:
 async def _batch(n: int, db: Path, max_requests: int) -> tuple[float, int]:
     with FakeBatchServer() as server, Ledger(db) as ledger:
         ledger.set_meta("protocol_sha256", "bench")
-        cfg = GeneratorConfig(backend="openai", model="m", base_url=server.openai_base_url)
+        cfg = generator_config(backend="openai", model="m", base_url=server.openai_base_url)
         provider = OpenAIBatch(cfg, max_requests)
         run = RunConfig(mode="batch", batch_poll_s=0.01)
         start = time.perf_counter()

@@ -25,7 +25,7 @@ from typing import Any
 from snapaudit.demo.world import build_world
 from snapaudit.errors import TransportInvalid
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
-from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.config import generator_config
 from snapaudit.testbed.generate.local import LocalGenerator
 from snapaudit.testbed.prompt import ANSWER_SCHEMA, SYSTEM_PROMPT, parse_answer, user_message
 from snapaudit.testbed.render import render_evidence
@@ -68,7 +68,7 @@ def valid(result: GenerationResult) -> bool:
 
 async def compare(threads: int, cases: list[tuple[str, str]], max_tokens: int,
                   temperature: float, shuffle: bool) -> None:
-    config = GeneratorConfig(backend="local", n_threads=threads, temperature=temperature)
+    config = generator_config(backend="local", n_threads=threads, temperature=temperature)
     gens: dict[str, LocalGenerator] = {"reset": ResetGenerator(config),
                                        "prefix": LocalGenerator(config)}
     rows: dict[str, list[tuple[str, GenerationResult]]] = {"reset": [], "prefix": []}

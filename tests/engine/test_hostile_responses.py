@@ -16,7 +16,7 @@ from snapaudit.systems.bounded import json_depth_exceeds, parse_json
 from snapaudit.systems.config import HttpSystemConfig, RunConfig
 from snapaudit.systems.http import HttpSystem
 from snapaudit.testbed.generate._http import JsonPoster
-from snapaudit.testbed.retrieval.config import RetrieverConfig
+from snapaudit.testbed.retrieval.config import HttpRetrieverConfig
 from snapaudit.testbed.retrieval.http import HttpRetriever
 
 CAP = 1 << 20  # 1 MiB under test; the 64 MiB bombs are 64 times over it
@@ -116,6 +116,6 @@ def test_generator_401_echo_is_masked(svc: HostileService) -> None:
 
 
 def test_search_api_is_bounded_too(svc: HostileService) -> None:
-    retriever = HttpRetriever(RetrieverConfig(kind="http", url=svc.raw_url("deep_json")))
+    retriever = HttpRetriever(HttpRetrieverConfig(url=svc.raw_url("deep_json")))
     with pytest.raises(TransportInvalid, match="deeper than"):
         retriever.search("q", 1, 3)

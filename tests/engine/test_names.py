@@ -56,7 +56,7 @@ def test_judge_spec_names_are_validated(spec: str) -> None:
 
 
 def test_generator_names_are_made_valid() -> None:
-    from snapaudit.testbed.generate.config import GeneratorConfig
+    from snapaudit.testbed.generate.config import generator_config
 
-    name = generator_name(GeneratorConfig(backend="openai", model="org/My Model:7b"))
+    name = generator_name(generator_config(backend="openai", model="org/My Model:7b"))
     assert name == "openai-org-My-Model-7b" and is_name(name)

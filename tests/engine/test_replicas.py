@@ -20,7 +20,7 @@ from snapaudit.run.runner import CellResult, CellTask, RetryPolicy, run_cells
 from snapaudit.systems.base import AnswerCall
 from snapaudit.systems.http import HttpSystem
 from snapaudit.systems.replicas import Replica, ReplicaPool, pool_for, register_fleets
-from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.config import generator_config
 from snapaudit.testbed.generate.registry import build_generator
 
 
@@ -126,7 +126,7 @@ def test_openai_generator_spreads_over_replicas_and_survives_deaths() -> None:
     bases = [srv.openai_base_url for srv in servers]
     register_fleets({bases[0]: bases[1:]}, fail_threshold=1, rest_s=60.0)
     try:
-        config = GeneratorConfig(backend="openai", model="fake-model", base_url=bases[0])
+        config = generator_config(backend="openai", model="fake-model", base_url=bases[0])
 
         async def run() -> list[str]:
             generator = build_generator(config)
@@ -150,7 +150,7 @@ def test_openai_generator_spreads_over_replicas_and_survives_deaths() -> None:
         served = asyncio.run(run())
         assert set(served[:6]) == set(bases)
         assert served[6:] == [bases[2]] * 6
-        assert config.model_dump() == GeneratorConfig(
+        assert config.model_dump() == generator_config(
             backend="openai", model="fake-model", base_url=bases[0]).model_dump()
     finally:
         register_fleets({})

@@ -1,8 +1,8 @@
 """A loopback fake of the OpenAI Batch API and Anthropic Message Batches, with faults.
 
     with FakeBatchServer(responder=lambda call: '{"answer": "Paris"}') as server:
-        GeneratorConfig(backend="openai", base_url=server.openai_base_url, ...)
-        GeneratorConfig(backend="anthropic", base_url=server.anthropic_base_url, ...)
+        generator_config(backend="openai", base_url=server.openai_base_url, ...)
+        generator_config(backend="anthropic", base_url=server.anthropic_base_url, ...)
         server.submissions      # custom_id -> times it was part of a created batch
         server.batches          # every created batch, in order
 

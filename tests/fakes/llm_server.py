@@ -1,8 +1,8 @@
 """A loopback fake LLM server: OpenAI-compatible and Anthropic-compatible, with faults.
 
     with FakeLLMServer(responder=lambda call: '{"answer": "Paris"}') as server:
-        GeneratorConfig(backend="openai", base_url=server.openai_base_url, ...)
-        GeneratorConfig(backend="anthropic", base_url=server.anthropic_base_url, ...)
+        generator_config(backend="openai", base_url=server.openai_base_url, ...)
+        generator_config(backend="anthropic", base_url=server.anthropic_base_url, ...)
         server.inject("429", "timeout")   # the next two requests fail, in this order
         server.calls                      # every request received (api, headers, body, ...)
 

@@ -11,7 +11,7 @@ from tests.fakes.llm_server import FakeLLMServer
 
 from snapaudit.testbed.corpus.build import CorpusInput, build_corpus
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
-from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.config import GeneratorConfig, generator_config
 from snapaudit.testbed.generate.registry import build_generator
 from snapaudit.testbed.prompt import ANSWER_SCHEMA, SYSTEM_PROMPT, user_message
 
@@ -26,7 +26,7 @@ REQUEST = GenerationRequest(
 
 def config_for(server: FakeLLMServer, backend: str, **fields: Any) -> GeneratorConfig:
     base = server.openai_base_url if backend == "openai" else server.anthropic_base_url
-    return GeneratorConfig(backend=backend, model="fake-model",  # type: ignore[arg-type]
+    return generator_config(backend=backend, model="fake-model",  # type: ignore[arg-type]
                            base_url=base, **fields)
 
 

@@ -9,7 +9,7 @@ from tests.fakes.llm_server import FakeLLMServer
 from tests.generate.helpers import REQUEST, call, config_for
 
 from snapaudit.errors import BackendError, ConfigError, TransportInvalid
-from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.config import generator_config
 from snapaudit.testbed.generate.registry import build_generator
 from snapaudit.testbed.prompt import ANSWER_SCHEMA, parse_answer
 
@@ -150,7 +150,7 @@ def test_connection_refused_is_transport_invalid(backend: str) -> None:
 
 
 def test_spec_names_endpoint_without_credentials() -> None:
-    config = GeneratorConfig(backend="openai", model="m",
+    config = generator_config(backend="openai", model="m",
                              base_url="https://user:pw@example.test/v1/?key=abc")
     spec = build_generator(config).spec()
     assert spec["endpoint"] == "https://example.test/v1/chat/completions"

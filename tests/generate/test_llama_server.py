@@ -13,7 +13,7 @@ from tests.generate.helpers import write_protocol, write_world
 
 from snapaudit.progress import SilentProgress
 from snapaudit.run.engine import run_protocol_file
-from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.config import generator_config
 from snapaudit.testbed.generate.llama_server import LlamaServer, server_available
 from snapaudit.testbed.generate.openai import OpenAIGenerator, structured_output
 from snapaudit.testbed.prompt import ANSWER_SCHEMA, parse_bare_answer
@@ -31,7 +31,7 @@ def test_each_dialect_sends_its_own_fields() -> None:
     assert structured_output("guided_json", SCHEMA) == {"guided_json": SCHEMA}
     assert structured_output("ollama_format", SCHEMA) == {"format": SCHEMA}
     assert structured_output("text", SCHEMA) == {} == structured_output("none", SCHEMA)
-    body = OpenAIGenerator(GeneratorConfig(backend="openai", base_url="http://127.0.0.1:9/v1",
+    body = OpenAIGenerator(generator_config(backend="openai", base_url="http://127.0.0.1:9/v1",
                                            response_format="guided_json")).request_body(
         __import__("tests.generate.helpers", fromlist=["REQUEST"]).REQUEST)
     assert body["guided_json"] == ANSWER_SCHEMA and "response_format" not in body

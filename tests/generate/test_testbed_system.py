@@ -12,7 +12,7 @@ from tests.fakes.llm_server import FakeLLMServer, LLMCall
 
 from snapaudit.errors import TransportInvalid
 from snapaudit.systems.base import AnswerCall, Evidence, RetrievingSystem
-from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.config import generator_config
 from snapaudit.testbed.prompt import SYSTEM_PROMPT, prompt_spec
 from snapaudit.testbed.system import TestbedSystem
 
@@ -46,7 +46,7 @@ def server() -> Iterator[FakeLLMServer]:
 
 def system(server: FakeLLMServer, state: str, asked: list[tuple[int, str, str]] | None = None,
            **fields: Any) -> TestbedSystem:
-    config = GeneratorConfig(backend="openai", model="fake-model",
+    config = generator_config(backend="openai", model="fake-model",
                              base_url=server.openai_base_url, **fields)
     log = asked if asked is not None else []
     return TestbedSystem(state, config, lambda p: FakeEvidence(p, log))

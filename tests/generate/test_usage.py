@@ -17,7 +17,7 @@ from snapaudit.run.engine import run_protocol_file
 from snapaudit.run.ledger import Ledger
 from snapaudit.run.protocol import parse_protocol
 from snapaudit.run.usage import usage_summary
-from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.config import GeneratorConfig, generator_config
 
 PRICING = '\n[run.pricing."fake-model"]\ninput_per_mtok = 1.0\noutput_per_mtok = 4.0\n'
 
@@ -68,4 +68,4 @@ def test_only_batched_attempts_get_the_batch_discount(tmp_path: Path) -> None:
 
 
 def _generator(model: str) -> GeneratorConfig:
-    return GeneratorConfig(backend="openai", model=model, base_url="http://127.0.0.1:9/v1")
+    return generator_config(backend="openai", model=model, base_url="http://127.0.0.1:9/v1")

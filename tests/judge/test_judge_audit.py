@@ -17,7 +17,7 @@ from snapaudit.run.runner import RetryPolicy
 from snapaudit.run.stages.judge import labels_of_stage
 from snapaudit.run.stages.judge_audit import AuditPlan, audit_sample, run_judge_audit
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
-from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.config import generator_config
 from snapaudit.testbed.generate.openai import OpenAIGenerator
 
 GRIDS = ([["Paris"] * 4] * 4 + [["Paris", "Paris", "Lyon", "Lyon"]] * 4
@@ -78,7 +78,7 @@ def test_sample_is_outcome_blind_and_stable() -> None:
 def test_malformed_second_judge_output_is_retried_and_recorded(tmp_path: Path) -> None:
     async def go() -> tuple[object, Ledger]:
         async with FakeJudgeServer(first_word, ["missing", "invalid_json"]) as server:
-            gen = GeneratorConfig(backend="openai", base_url=server.url, model="fake")
+            gen = generator_config(backend="openai", base_url=server.url, model="fake")
             judge = LLMJudge(JudgeConfig(kind="llm", name="llm2", generator=gen),
                              generator=OpenAIGenerator(gen))
             try:

@@ -13,7 +13,7 @@ from snapaudit.judge.llm import LLMJudge
 from snapaudit.judge.packets import build_packet
 from snapaudit.judge.prompt import SYSTEM
 from snapaudit.tables import AnswerRef
-from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.config import generator_config
 from snapaudit.testbed.generate.openai import OpenAIGenerator
 
 TEXTS = ["Paris", "paris, France", "Lyon", "Paris.", "Lyon city", "Nice", "Nice", "Paris"]
@@ -21,7 +21,7 @@ REFS = [AnswerRef(s, r) for s in ("old_x", "a_x", "b_x", "new_x") for r in (1, 2
 
 
 def _judge(url: str) -> LLMJudge:
-    gen = GeneratorConfig(backend="openai", base_url=url, model="fake-judge",
+    gen = generator_config(backend="openai", base_url=url, model="fake-judge",
                           temperature=0.0)
     config = JudgeConfig(kind="llm", name="fake", generator=gen)
     return LLMJudge(config, generator=OpenAIGenerator(gen))
@@ -94,7 +94,7 @@ def test_registry_builds_the_llm_judge_on_any_generator_backend() -> None:
         packet, _ = build_packet("q1", "Which city?", list(zip(REFS, TEXTS, strict=True)),
                                  seed=9)
         async with FakeJudgeServer(first_word) as server:
-            gen = GeneratorConfig(backend="openai", base_url=server.url, model="m")
+            gen = generator_config(backend="openai", base_url=server.url, model="m")
             judge = build_judge(JudgeConfig(kind="llm", name="reg", generator=gen))
             try:
                 assert judge.name == "reg" and judge.spec()["generator"]["model"] == "m"

@@ -23,7 +23,7 @@ from snapaudit.run.stages.replicate import (
 )
 from snapaudit.systems.base import Evidence
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
-from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.config import generator_config
 from snapaudit.testbed.system import TestbedSystem
 
 QIDS = ["q0", "q1", "q2", "q3"]
@@ -59,7 +59,7 @@ def _no_sources(pass_no: int) -> object:
 
 
 def _replicate(tmp_path: Path, url: str) -> tuple[Replication, list[str]]:
-    gen = GeneratorConfig(backend="openai", base_url=url, model="second", temperature=0.0)
+    gen = generator_config(backend="openai", base_url=url, model="second", temperature=0.0)
     plan = ReplicationPlan("second", "old", "new", sample=4, seed=1, draws=500,
                            original_judge="judge", original_scope="all")
     rows, labels = _original()

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from snapaudit.errors import ConfigError
+from snapaudit.judge.base import JudgeVerdict, judge_with_usage
 from snapaudit.judge.calibrate import calibrate, read_pairs
 from snapaudit.judge.config import JudgeConfig
 from snapaudit.judge.packets import build_packet
@@ -74,10 +75,15 @@ def test_judges_a_packet_and_names_itself_a_rule() -> None:
     spec = judge.spec()
     assert spec["kind"] == "rule" and "not a language model" in spec["description"]
     assert spec["embedding"] is None
+    # metering is part of the Judge interface; a judge that uses no tokens reports none
+    metered = asyncio.run(judge.judge_metered(packet, seed=1))
+    assert metered == JudgeVerdict(verdict) and metered.usage == {} and metered.meta == {}
+    assert asyncio.run(judge_with_usage(judge, packet, 1)) == (verdict, {}, {})
 
 
 def test_registry_refuses_kinds_without_a_judge() -> None:
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match=r"judge.kind = 'none' has no judge to build "
+                                          r"\(use 'llm' or 'rule'\)"):
         build_judge(JudgeConfig(kind="none"))
 
 

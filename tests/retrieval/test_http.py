@@ -12,7 +12,7 @@ import pytest
 from aiohttp import web
 
 from snapaudit.errors import BackendError, TransportInvalid
-from snapaudit.testbed.retrieval.config import RetrieverConfig, TestbedConfig
+from snapaudit.testbed.retrieval.config import HttpRetrieverConfig, TestbedConfig
 from snapaudit.testbed.retrieval.evidence import EvidenceBuilder
 from snapaudit.testbed.retrieval.http import HttpRetriever, json_path
 
@@ -74,8 +74,8 @@ def server() -> Iterator[Server]:
     srv.stop()
 
 
-def _config(server: Server, path: str = "/search", **kw: Any) -> RetrieverConfig:
-    return RetrieverConfig(kind="http", url=f"http://127.0.0.1:{server.port}{path}",
+def _config(server: Server, path: str = "/search", **kw: Any) -> HttpRetrieverConfig:
+    return HttpRetrieverConfig(url=f"http://127.0.0.1:{server.port}{path}",
                            query_param="q", k_param="n", results_path="data.hits",
                            id_path="doc.key", url_path="doc.meta.link", text_path="body", **kw)
 
@@ -125,6 +125,6 @@ def test_connection_refused_is_retryable() -> None:
     with socket.socket() as s:  # a port nobody listens on once closed
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    cfg = RetrieverConfig(kind="http", url=f"http://127.0.0.1:{port}/", timeout_s=2)
+    cfg = HttpRetrieverConfig(url=f"http://127.0.0.1:{port}/", timeout_s=2)
     with pytest.raises(TransportInvalid, match="connection"):
         HttpRetriever(cfg).search("q", 1, 2)

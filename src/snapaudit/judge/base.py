@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Protocol
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,29 +24,43 @@ class JudgePacket:
     pairs: tuple[tuple[str, str], ...]
 
 
-class Judge(Protocol):
+@dataclass(frozen=True, slots=True)
+class JudgeVerdict:
+    """One judge call: a same/different label per pair, the tokens the call used (as the
+    provider reported them; empty for a judge that uses none) and its metadata (the model,
+    its finish reason, the replica that served it)."""
+
+    labels: dict[tuple[str, str], bool]
+    usage: Mapping[str, int] = field(default_factory=dict)
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Judge(ABC):
+    """Every judge subclasses this; a judge that meters tokens overrides ``judge_metered``."""
+
     name: str
 
+    @abstractmethod
     def spec(self) -> dict[str, Any]:
         """Model id, prompt hash and controls that shape labels."""
-        ...
 
+    @abstractmethod
     async def judge(self, packet: JudgePacket, seed: int) -> dict[tuple[str, str], bool]:
         """A same/different decision for every pair of ``packet.pairs``; raise
         TransportInvalid for malformed or incomplete output."""
-        ...
 
+    async def judge_metered(self, packet: JudgePacket, seed: int) -> JudgeVerdict:
+        """``judge`` plus the call's usage and metadata; this default is for judges that use
+        no tokens (no usage, no metadata)."""
+        return JudgeVerdict(await self.judge(packet, seed))
+
+    @abstractmethod
     async def aclose(self) -> None:
-        ...
+        """Release what the judge holds (a model, a shared generator)."""
 
 
 async def judge_with_usage(judge: Judge, packet: JudgePacket, seed: int
                            ) -> tuple[dict[tuple[str, str], bool], dict[str, int], dict[str, Any]]:
-    """``judge.judge`` plus the tokens the call used and its metadata (the replica that
-    served it, the model's finish reason) for judges that meter them (an LLM judge defines
-    ``judge_metered``); others report neither."""
-    metered = getattr(judge, "judge_metered", None)
-    if metered is None:
-        return await judge.judge(packet, seed), {}, {}
-    verdict, usage, meta = await metered(packet, seed)
-    return verdict, dict(usage), dict(meta)
+    """``judge.judge_metered`` as a tuple: the labels, the tokens used and the metadata."""
+    verdict = await judge.judge_metered(packet, seed)
+    return verdict.labels, dict(verdict.usage), dict(verdict.meta)

@@ -6,14 +6,14 @@ from typing import Any
 
 from snapaudit.errors import ConfigError
 from snapaudit.judge import prompt_long
-from snapaudit.judge.base import JudgePacket
+from snapaudit.judge.base import Judge, JudgePacket, JudgeVerdict
 from snapaudit.judge.config import JudgeConfig
 from snapaudit.judge.packets import Verdict, parse_verdict_text, verdict_schema
 from snapaudit.judge.prompt import SYSTEM, prompt_spec, render_user
 from snapaudit.testbed.generate.base import GenerationRequest, Generator
 
 
-class LLMJudge:
+class LLMJudge(Judge):
     """Sends one packet per call to a generator and validates its JSON verdict.
 
     One attempt per call: a malformed, incomplete or non-JSON verdict raises
@@ -62,15 +62,14 @@ class LLMJudge:
         )
 
     async def judge(self, packet: JudgePacket, seed: int) -> Verdict:
-        return (await self.judge_metered(packet, seed))[0]
+        return (await self.judge_metered(packet, seed)).labels
 
-    async def judge_metered(self, packet: JudgePacket, seed: int
-                            ) -> tuple[Verdict, dict[str, int], dict[str, Any]]:
+    async def judge_metered(self, packet: JudgePacket, seed: int) -> JudgeVerdict:
         """The verdict, the tokens the call used (as the provider reported them) and the
         call's metadata (model, finish reason, the replica that served it)."""
         result = await self._generator.generate(self.request(packet, seed))
         meta = {"model": result.model, **result.meta}
-        return parse_verdict_text(packet, result.text), dict(result.usage), meta
+        return JudgeVerdict(parse_verdict_text(packet, result.text), dict(result.usage), meta)
 
     async def aclose(self) -> None:
         if not self._shared:

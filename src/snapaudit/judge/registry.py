@@ -5,18 +5,18 @@ from __future__ import annotations
 from snapaudit.errors import ConfigError
 from snapaudit.judge.base import Judge
 from snapaudit.judge.config import JudgeConfig
+from snapaudit.registry import Registry
+
+# kinds "none" and "labels" are handled by the engine and build no judge
+JUDGES: Registry[Judge] = Registry("judge kind", {
+    "llm": "snapaudit.judge.llm:LLMJudge",
+    "rule": "snapaudit.judge.rule:RuleJudge",
+})
 
 
 def build_judge(config: JudgeConfig) -> Judge:
     """The judge of ``config``: ``llm`` (any generator backend) or ``rule`` (offline)."""
-    if config.kind == "llm":
-        from snapaudit.judge.llm import LLMJudge
-
-        return LLMJudge(config)
-    if config.kind == "rule":
-        from snapaudit.judge.rule import RuleJudge
-
-        return RuleJudge(config)
-    raise ConfigError(
-        f"judge.kind = {config.kind!r} has no judge to build (use 'llm' or 'rule')"
-    )
+    if config.kind not in JUDGES:
+        raise ConfigError(f"judge.kind = {config.kind!r} has no judge to build "
+                          f"(use {' or '.join(repr(k) for k in JUDGES.kinds())})")
+    return JUDGES.build(config.kind, config)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from snapaudit.judge.base import JudgePacket
+from snapaudit.judge.base import Judge, JudgePacket
 from snapaudit.judge.config import JudgeConfig
 from snapaudit.judge.packets import Verdict
 from snapaudit.judge.rule_text import HEDGES, NEGATIONS, REFUSALS, core, is_number, tokens
@@ -93,7 +93,7 @@ def decide(question: str, a: str, b: str) -> tuple[bool | None, str]:
     return False, "different"
 
 
-class RuleJudge:
+class RuleJudge(Judge):
     """The offline rule judge (see the module docstring). Deterministic; ignores the seed."""
 
     def __init__(self, config: JudgeConfig) -> None:

@@ -11,16 +11,14 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any
 
 from pydantic import ValidationError
 
 from snapaudit.errors import ConfigError
 from snapaudit.judge.config import JudgeConfig
 from snapaudit.names import check_name
-from snapaudit.testbed.generate.config import GeneratorConfig
-
-Backend = Literal["openai", "anthropic", "local"]
+from snapaudit.testbed.generate.config import GeneratorConfig, generator_config, parse_generator
 
 
 def _from_toml(path: Path) -> JudgeConfig:
@@ -58,7 +56,9 @@ def short_generator(spec: str) -> GeneratorConfig:
         raise ConfigError(f"spec {spec!r}: use a TOML file, 'openai:MODEL@URL', "
                           "'anthropic:MODEL@URL' or 'local:MODEL' (judges also: 'rule')")
     model, _, url = rest.partition("@")
-    return GeneratorConfig(backend=cast(Backend, backend), model=model, base_url=url or None)
+    if backend == "local" and url:
+        raise ConfigError(f"spec {spec!r}: 'local:MODEL' takes no '@URL'")
+    return generator_config(backend=backend, model=model, base_url=url or None)
 
 
 def generator_name(config: GeneratorConfig) -> str:
@@ -77,7 +77,7 @@ def parse_generator_spec(spec: str) -> GeneratorConfig:
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: needs a [generator] table")
     try:
-        return GeneratorConfig.model_validate(table)
+        return parse_generator(table)
     except ValidationError as exc:
         raise ConfigError(f"{path}: invalid generator: {exc}") from None
 

@@ -26,7 +26,7 @@ from snapaudit.errors import BackendError, ConfigError
 from snapaudit.run import cohort
 from snapaudit.run.protocol import Protocol
 from snapaudit.systems.base import System
-from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.config import GeneratorConfig, LocalGeneratorConfig
 
 DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 
@@ -63,12 +63,13 @@ async def preflight(protocol: Protocol, base: Path, systems: Mapping[str, System
 async def _generator(config: GeneratorConfig, where: str, timeout: float) -> None:
     from snapaudit.systems.transport import check_reachable
 
+    if isinstance(config, LocalGeneratorConfig):
+        return  # no key, no endpoint
     env = config.api_key_env
     if env is not None and not os.environ.get(env):
         raise BackendError(f"environment variable {env} ({where}.api_key_env) is not set or "
                            "empty")
-    if config.backend in DEFAULT_URLS:
-        await check_reachable(config.base_url or DEFAULT_URLS[config.backend], timeout)
+    await check_reachable(config.base_url or DEFAULT_URLS[config.backend], timeout)
 
 
 def _readable(path: Path, key: str) -> None:

@@ -196,14 +196,27 @@ def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str,
     return out
 
 
+# the tables that are a union of per-kind models, and their union tags (kind names)
+_KIND_TABLES = {"generator": ("openai", "anthropic", "local"),
+                "retriever": ("bm25", "dense", "http")}
+_KIND_FIELD = {"generator": "backend", "retriever": "kind"}
+
+
 def _format_errors(exc: ValidationError, source: str) -> str:
     lines = []
     for err in exc.errors():
         parts = list(err["loc"])
         if len(parts) > 2 and parts[0] == "systems" and parts[2] in ("http", "python"):
             del parts[2]  # the union tag of a [systems.<state>] table
+        parts = [p for i, p in enumerate(parts)  # the union tag of a per-kind table
+                 if not (i and p in _KIND_TABLES.get(str(parts[i - 1]), ()))]
         loc = ".".join(str(p) for p in parts)
-        if err["type"] == "extra_forbidden":
+        if err["type"] == "union_tag_invalid":
+            tags = [repr(t) for t in _KIND_TABLES[str(parts[-1])]]
+            got = (err.get("ctx") or {}).get("tag", "?")
+            lines.append(f"'{loc}.{_KIND_FIELD[str(parts[-1])]}': must be one of "
+                         f"{', '.join(tags[:-1])} or {tags[-1]}, got {got!r}")
+        elif err["type"] == "extra_forbidden":
             lines.append(f"unknown key '{loc}'")
         elif err["type"] == "missing":
             lines.append(f"missing required key '{loc}'")

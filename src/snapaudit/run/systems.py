@@ -7,10 +7,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from snapaudit.errors import ConfigError
+from snapaudit.registry import Registry
 from snapaudit.run.protocol import Protocol
 
 if TYPE_CHECKING:
     from snapaudit.systems.base import System
+
+SYSTEMS: Registry[System] = Registry("system kind", {
+    "http": "snapaudit.run.system_kinds:http",
+    "python": "snapaudit.run.system_kinds:python",
+    "testbed": "snapaudit.run.system_kinds:testbed",
+})
 
 
 def build_system(protocol: Protocol, state: str, run_dir: Path,
@@ -31,27 +38,4 @@ def build_system(protocol: Protocol, state: str, run_dir: Path,
     register_fleets({fleet[0]: fleet[1:] for fleet in protocol.run.replicas if fleet},
                     fail_threshold=protocol.run.replica_failures,
                     rest_s=protocol.run.replica_rest_s)
-    if protocol.system.kind == "http":
-        from snapaudit.systems.config import HttpSystemConfig
-        from snapaudit.systems.http import HttpSystem
-
-        cfg = protocol.systems[state]
-        assert isinstance(cfg, HttpSystemConfig)
-        return HttpSystem(state, cfg, protocol.run)
-    if protocol.system.kind == "python":
-        from snapaudit.systems.config import PythonSystemConfig
-        from snapaudit.systems.python import PythonSystem
-
-        pcfg = protocol.systems[state]
-        assert isinstance(pcfg, PythonSystemConfig)
-        return PythonSystem(state, pcfg, protocol.run, base_dir)
-    from snapaudit.testbed.generate.config import GeneratorConfig
-    from snapaudit.testbed.system import TestbedSystem
-
-    tb = protocol.testbed
-    if tb is None:
-        raise ConfigError("system.kind = 'testbed' needs a [testbed] section")
-    if tb.corpus and base_dir is not None and not Path(tb.corpus).is_absolute():
-        tb = tb.model_copy(update={"corpus": str(base_dir / tb.corpus)})
-    return TestbedSystem.from_config(tb, protocol.generator or GeneratorConfig(), state,
-                                     run_dir)
+    return SYSTEMS.build(protocol.system.kind, protocol, state, run_dir, base_dir)

@@ -23,7 +23,7 @@ from snapaudit.testbed.generate._http import (
     usage_ints,
 )
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
-from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.config import AnthropicGeneratorConfig as GeneratorConfig
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 TOOL_NAME = "respond"

@@ -27,7 +27,7 @@ from snapaudit.testbed.generate.batch_api import (
     since_epoch,
 )
 from snapaudit.testbed.generate.batch_results import BatchResults
-from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.config import AnthropicGeneratorConfig as GeneratorConfig
 
 MAX_REQUESTS, MAX_BYTES = PROVIDER_LIMITS["anthropic"]
 PATH = "/v1/messages/batches"

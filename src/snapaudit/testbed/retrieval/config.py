@@ -5,20 +5,29 @@ Owned by the corpus/retrieval stage.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Discriminator, Field, Tag
 
+from snapaudit._kinds import KindModel, flat_family
 from snapaudit._model import Frozen
 
 
-class RetrieverConfig(Frozen):
-    kind: Literal["bm25", "dense", "http"] = "bm25"
+class Bm25RetrieverConfig(KindModel):
+    kind: Literal["bm25"] = "bm25"
     k1: float = 0.9
     b: float = 0.4
-    # dense
+
+
+class DenseRetrieverConfig(KindModel):
+    kind: Literal["dense"] = "dense"
     model: str | None = None
-    # http search API
+
+
+class HttpRetrieverConfig(KindModel):
+    """A search API."""
+
+    kind: Literal["http"] = "http"
     url: str | None = None
     method: Literal["GET", "POST"] = "POST"
     query_param: str = "query"
@@ -30,6 +39,26 @@ class RetrieverConfig(Frozen):
     # optional: send the state's shard count under this parameter name (None: not sent)
     prefix_param: str | None = None
     timeout_s: float = Field(default=30.0, gt=0)
+
+
+# one model per kind, written in the flat shape of the single model they replaced
+# (snapaudit._kinds), so protocols and their hashes are unchanged
+flat_family("kind", {"bm25": Bm25RetrieverConfig, "dense": DenseRetrieverConfig,
+                     "http": HttpRetrieverConfig},
+            ["kind", "k1", "b", "model", "url", "method", "query_param", "k_param",
+             "results_path", "id_path", "url_path", "text_path", "prefix_param", "timeout_s"])
+
+
+def _kind(value: Any) -> Any:
+    if isinstance(value, dict):
+        return value.get("kind", "bm25")
+    return getattr(value, "kind", None)
+
+
+RetrieverConfig = Annotated[Annotated[Bm25RetrieverConfig, Tag("bm25")]
+                            | Annotated[DenseRetrieverConfig, Tag("dense")]
+                            | Annotated[HttpRetrieverConfig, Tag("http")],
+                            Discriminator(_kind)]
 
 
 class RenderConfig(Frozen):
@@ -45,6 +74,6 @@ class TestbedConfig(Frozen):
     corpus: str = ""
     states: dict[str, int] = Field(default_factory=dict)
     top_k: int = Field(default=8, ge=1)
-    retriever: RetrieverConfig = RetrieverConfig()
+    retriever: RetrieverConfig = Bm25RetrieverConfig()
     render: RenderConfig = RenderConfig()
     prompt: Literal["default"] = "default"

@@ -23,7 +23,7 @@ from snapaudit.errors import BackendError, ConfigError, TransportInvalid
 from snapaudit.systems.bounded import DEFAULT_MAX_RESPONSE_BYTES, parse_json, read_body_sync
 from snapaudit.systems.redact import redact
 from snapaudit.testbed.retrieval.base import Document, Hit
-from snapaudit.testbed.retrieval.config import RetrieverConfig
+from snapaudit.testbed.retrieval.config import HttpRetrieverConfig as RetrieverConfig
 
 
 def json_path(value: Any, path: str) -> Any:

@@ -2,31 +2,16 @@
 
 from __future__ import annotations
 
-from snapaudit.errors import ConfigError
+from snapaudit.registry import Entry, Registry
 from snapaudit.testbed.retrieval.base import Retriever
 from snapaudit.testbed.retrieval.config import TestbedConfig
 
+RETRIEVERS: Registry[Retriever] = Registry("retriever kind", {
+    "bm25": "snapaudit.testbed.retrieval.builders:bm25",
+    "dense": Entry("snapaudit.testbed.retrieval.builders:dense", extra="dense"),
+    "http": "snapaudit.testbed.retrieval.builders:http",
+})
+
 
 def build_retriever(testbed: TestbedConfig) -> Retriever:
-    cfg = testbed.retriever
-    if cfg.kind == "bm25":
-        from snapaudit.testbed.retrieval.bm25 import Bm25Retriever
-
-        _need_corpus(testbed)
-        return Bm25Retriever(testbed.corpus, k1=cfg.k1, b=cfg.b)
-    if cfg.kind == "dense":
-        from snapaudit.testbed.retrieval.dense import DenseRetriever
-
-        _need_corpus(testbed)
-        return DenseRetriever(testbed.corpus, model=cfg.model)
-    if cfg.kind == "http":
-        from snapaudit.testbed.retrieval.http import HttpRetriever
-
-        return HttpRetriever(cfg)
-    raise ConfigError(f"unknown retriever kind {cfg.kind!r}")
-
-
-def _need_corpus(testbed: TestbedConfig) -> None:
-    if not testbed.corpus:
-        raise ConfigError("testbed.corpus must name a corpus directory "
-                          "(built with `snapaudit corpus build`)")
+    return RETRIEVERS.build(testbed.retriever.kind, testbed)

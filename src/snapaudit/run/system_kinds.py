@@ -1,0 +1,47 @@
+"""One builder per ``system.kind``, ``(protocol, state, run_dir, base_dir) -> System``; each
+imports its system only when called (the kinds are registered in :mod:`snapaudit.run.systems`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from snapaudit.errors import ConfigError
+from snapaudit.run.protocol import Protocol
+
+if TYPE_CHECKING:
+    from snapaudit.systems.base import System
+
+
+def http(protocol: Protocol, state: str, run_dir: Path, base_dir: Path | None) -> System:
+    from snapaudit.systems.config import HttpSystemConfig
+    from snapaudit.systems.http import HttpSystem
+
+    cfg = protocol.systems[state]
+    assert isinstance(cfg, HttpSystemConfig)
+    return HttpSystem(state, cfg, protocol.run)
+
+
+def python(protocol: Protocol, state: str, run_dir: Path, base_dir: Path | None) -> System:
+    from snapaudit.systems.config import PythonSystemConfig
+    from snapaudit.systems.python import PythonSystem
+
+    cfg = protocol.systems[state]
+    assert isinstance(cfg, PythonSystemConfig)
+    return PythonSystem(state, cfg, protocol.run, base_dir)
+
+
+def testbed(protocol: Protocol, state: str, run_dir: Path, base_dir: Path | None) -> System:
+    """A relative ``testbed.corpus`` resolves against ``base_dir`` (the protocol file's
+    folder), like every other path in a protocol."""
+    from snapaudit.testbed.generate.config import LocalGeneratorConfig
+    from snapaudit.testbed.system import TestbedSystem
+
+    tb = protocol.testbed
+    if tb is None:
+        raise ConfigError("system.kind = 'testbed' needs a [testbed] section")
+    if tb.corpus and base_dir is not None and not Path(tb.corpus).is_absolute():
+        tb = tb.model_copy(update={"corpus": str(base_dir / tb.corpus)})
+    return TestbedSystem.from_config(tb, protocol.generator or LocalGeneratorConfig(), state,
+                                     run_dir)
