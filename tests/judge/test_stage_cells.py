@@ -29,7 +29,7 @@ from snapaudit.run.stages.replicate import ReplicationPlan, replicate_run_dir, r
 from snapaudit.run.usage import usage_summary
 from snapaudit.systems.config import PythonSystemConfig, RunConfig
 from snapaudit.systems.python import PythonSystem
-from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.generate.config import generator_config
 
 LONG = "x" * 600  # over the testbed's 512 bytes
 
@@ -86,7 +86,7 @@ def test_replicate_reads_max_bytes_from_the_protocol(tmp_path: Path) -> None:
     path = run_dir / "protocol.resolved.toml"
     path.write_text(path.read_text() + "[answers]\nmax_bytes = 4\n")  # under "Paris"
     with FakeLLMServer(responder=lambda call: json.dumps({"answer": "Paris"})) as server:
-        gen = GeneratorConfig(backend="openai", base_url=server.openai_base_url, model="m")
+        gen = generator_config(backend="openai", base_url=server.openai_base_url, model="m")
         with pytest.raises((RetriesExhaustedError, FailFastError)):
             asyncio.run(replicate_run_dir(run_dir, gen, 4, None, None, SilentProgress()))
     with Ledger(run_dir / "ledger.sqlite") as ledger:
@@ -99,7 +99,7 @@ def test_replicate_judge_tokens_reach_usage(tmp_path: Path) -> None:
     run_dir = _run_dir(tmp_path)
     with FakeLLMServer(responder=lambda call: json.dumps({"answer": "Paris"})) as server, \
             ThreadJudge() as judge_server:
-        gen = GeneratorConfig(backend="openai", base_url=server.openai_base_url, model="m")
+        gen = generator_config(backend="openai", base_url=server.openai_base_url, model="m")
         judge = parse_judge_spec(f"llm2=openai:j@http://127.0.0.1:{judge_server.port}/v1")
         asyncio.run(replicate_run_dir(run_dir, gen, 4, None, judge, SilentProgress()))
     rd = RunDir(run_dir)
