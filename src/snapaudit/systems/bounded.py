@@ -20,7 +20,7 @@ import json
 import re
 import zlib
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import Any
 
 import aiohttp
 
@@ -118,14 +118,6 @@ async def copy_body(resp: aiohttp.ClientResponse, max_bytes: int,
     except TransportInvalid:
         resp.close()  # never drain the rest of a hostile body
         raise
-
-
-def read_body_sync(stream: BinaryIO, max_bytes: int) -> bytes:
-    """The body of a blocking response (no decompression), at most ``max_bytes``."""
-    raw = stream.read(max_bytes + 1)
-    if len(raw) > max_bytes:
-        raise _too_large(max_bytes, len(raw), "on the wire")
-    return raw
 
 
 def json_depth_exceeds(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
