@@ -33,7 +33,7 @@ from snapaudit.testbed.retrieval.evidence import EvidenceBuilder
 from snapaudit.testbed.retrieval.http import HttpRetriever
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "snapaudit"
-DELAY_S = 0.6
+DELAY_S = 1.0
 
 
 class StatusServer(LoopbackServer):
@@ -179,7 +179,7 @@ def test_hosted_retrieval_does_not_block_the_event_loop(server: StatusServer) ->
     elapsed, got = asyncio.run(go())
     assert all(ev is not None and ev.doc_ids == ("d1", "d2") for ev in got)
     assert server.max_in_flight == 2  # both waited on the service at once
-    assert elapsed < 1.6 * DELAY_S, elapsed  # ~1x the delay, not 2x
+    assert elapsed < 1.8 * DELAY_S, elapsed  # ~1x the delay; one after the other is 2x
     assert len(ticks) >= DELAY_S / 0.05 / 2  # the loop kept running while they waited
 
 
