@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import json
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -16,9 +17,14 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from tests.engine.ledger_view import query
+from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.loopback import LoopbackServer
+from tests.generate.helpers import write_protocol, write_world
 
 from snapaudit.errors import BackendError, NotFoundError, TransportInvalid
+from snapaudit.progress import SilentProgress
+from snapaudit.run.engine import run_protocol_file
 from snapaudit.run.failures import FailureLog
 from snapaudit.systems.base import AnswerCall
 from snapaudit.systems.config import HttpSystemConfig, RunConfig
@@ -44,10 +50,21 @@ class StatusServer(LoopbackServer):
         super().__init__()
         self.in_flight = 0
         self.max_in_flight = 0
+        self.search_faults = 0  # the next N /search requests answer 503
 
     def routes(self, app: web.Application) -> None:
         app.router.add_route("*", "/status/{code}/{tail:.*}", self._status)
         app.router.add_route("*", "/slow/{tail:.*}", self._slow)
+        app.router.add_route("POST", "/search", self._search)
+
+    async def _search(self, request: web.Request) -> web.Response:
+        if self.search_faults:
+            self.search_faults -= 1
+            return web.json_response({"error": "busy"}, status=503)
+        params = await request.json()
+        n = int(params["shards"])
+        return web.json_response({"results": [
+            {"id": f"s{n}-{i}", "url": "", "text": f"{params['query']} {i}"} for i in range(2)]})
 
     async def _status(self, request: web.Request) -> web.Response:
         code = int(request.match_info["code"])
@@ -208,3 +225,24 @@ def test_the_docs_list_every_reason() -> None:
     text = (SRC.parents[1] / "docs" / "engine.md").read_text(encoding="utf-8")
     missing = [r.value for r in FailureReason if f"`{r.value}`" not in text]
     assert missing == []
+
+
+def test_a_testbed_run_retrieves_from_a_hosted_service_through_the_one_client(
+        server: StatusServer, tmp_path: Path) -> None:
+    corpus = write_world(tmp_path)
+    with FakeLLMServer(responder=lambda call: '{"answer": "x"}') as llm:
+        proto = write_protocol(tmp_path, corpus, f'backend = "openai"\nmodel = "m"\n'
+                               f'base_url = "{llm.openai_base_url}"')
+        with proto.open("a", encoding="utf-8") as f:
+            f.write(f'[testbed.retriever]\nkind = "http"\nurl = "{server.url("/search")}"\n'
+                    'prefix_param = "shards"\n')
+        server.search_faults = 1
+        run_protocol_file(proto, tmp_path / "run", [], SilentProgress())
+    db = tmp_path / "run" / "ledger.sqlite"
+    cells = query(db, "SELECT cell_key, payload FROM cells WHERE stage='retrieval'")
+    assert len(cells) == 6 * 3 * 2  # 6 questions, 3 states, 2 passes
+    n3 = [json.loads(p) for k, p in cells if "|n3|" in k]
+    assert n3 and all(p["evidence"]["doc_ids"] == ["s3-0", "s3-1"] for p in n3)
+    failed = query(db, "SELECT reason FROM attempts WHERE stage='retrieval' "
+                       "AND outcome='transport_invalid'")
+    assert failed == [(FailureReason.HTTP_503.value,)]
