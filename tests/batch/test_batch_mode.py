@@ -16,7 +16,7 @@ from snapaudit.errors import FailFastError
 
 BACKENDS = ["openai", "anthropic"]
 # a request failing inside its batch, as each API reports it
-REQUEST_ERROR = {"openai": "http_5xx", "anthropic": "batch_request_error"}
+REQUEST_ERROR = {"openai": "http_500", "anthropic": "batch_request_error"}
 
 
 @pytest.mark.slow

@@ -97,8 +97,8 @@ def _post(url: str) -> None:
 
 @pytest.mark.parametrize(("kind", "reason"), [
     ("gzip_bomb", "response_too_large"), ("endless", "response_too_large"),
-    ("deep_json", "malformed_body"), ("long_int", "malformed_body"),
-    ("echo_text", "malformed_body"), ("echo_500", "http_5xx")])
+    ("deep_json", "malformed_json"), ("long_int", "malformed_json"),
+    ("echo_text", "malformed_json"), ("echo_500", "http_500")])
 def test_generator_backends_share_the_bounded_read(svc: HostileService, kind: str,
                                                   reason: str) -> None:
     with pytest.raises(TransportInvalid) as info:
@@ -117,5 +117,12 @@ def test_generator_401_echo_is_masked(svc: HostileService) -> None:
 
 def test_search_api_is_bounded_too(svc: HostileService) -> None:
     retriever = HttpRetriever(HttpRetrieverConfig(url=svc.raw_url("deep_json")))
+
+    async def go() -> None:
+        try:
+            await retriever.asearch("q", 1, 3)
+        finally:
+            await retriever.aclose()
+
     with pytest.raises(TransportInvalid, match="deeper than"):
-        retriever.search("q", 1, 3)
+        asyncio.run(go())

@@ -28,7 +28,8 @@ class FakeRetrieving:
     def spec(self) -> dict[str, Any]:
         return {"kind": "fake-retrieving", "state": self.state}
 
-    def retrieve(self, question_id: str, question: str, pass_no: int) -> Evidence | None:
+    async def retrieve(self, question_id: str, question: str,
+                       pass_no: int) -> Evidence | None:
         if self.state == "n0":
             return None
         extra = f"-p{pass_no}" if question_id == self.flaky else ""

@@ -39,8 +39,8 @@ def test_success_parses_text_usage_and_latency(server: FakeLLMServer, backend: s
 
 
 @pytest.mark.parametrize(("fault", "reason"), [
-    ("429", "http_429"), ("500", "http_5xx"), ("503", "http_5xx"), ("timeout", "timeout"),
-    ("drop", "connection"), ("malformed_json", "malformed_body"), ("bad_shape", "malformed_body"),
+    ("429", "http_429"), ("500", "http_500"), ("503", "http_503"), ("timeout", "timeout"),
+    ("drop", "connection"), ("malformed_json", "malformed_json"), ("bad_shape", "malformed_body"),
 ])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_transport_faults_are_transport_invalid(server: FakeLLMServer, backend: str,

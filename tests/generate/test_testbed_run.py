@@ -29,10 +29,12 @@ def responder(call: LLMCall) -> str:
 
 # The anthropic backend forces a tool, so plain text is a malformed body, not a bad answer.
 EXPECTED = {
-    "openai": {"http_429": 1, "http_5xx": 1, "timeout": 1, "connection": 1,
-               "malformed_body": 2, "invalid_answer": 3, "oversized_answer": 1},
-    "anthropic": {"http_429": 1, "http_5xx": 1, "timeout": 1, "connection": 1,
-                  "malformed_body": 3, "invalid_answer": 2, "oversized_answer": 1},
+    "openai": {"http_429": 1, "http_500": 1, "timeout": 1, "connection": 1,
+               "malformed_json": 1, "malformed_body": 1, "invalid_answer": 3,
+               "oversized_answer": 1},
+    "anthropic": {"http_429": 1, "http_500": 1, "timeout": 1, "connection": 1,
+                  "malformed_json": 1, "malformed_body": 2, "invalid_answer": 2,
+                  "oversized_answer": 1},
 }
 
 

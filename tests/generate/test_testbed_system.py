@@ -26,12 +26,15 @@ class FakeEvidence:
         self.pass_no = pass_no
         self.asked = asked
 
-    def evidence(self, question_id: str, question: str, state: str) -> Evidence | None:
+    async def evidence(self, question_id: str, question: str, state: str) -> Evidence | None:
         self.asked.append((self.pass_no, question_id, state))
         return None if state == "n0" else EVIDENCE
 
     def spec(self) -> dict[str, Any]:
         return {"retriever": "fake", "top_k": 2}
+
+    async def aclose(self) -> None:
+        return None
 
 
 def echo_seed(call: LLMCall) -> str:
@@ -60,9 +63,9 @@ def test_is_a_retrieving_system_and_uses_one_source_per_pass(server: FakeLLMServ
     asked: list[tuple[int, str, str]] = []
     n1 = system(server, "n1", asked)
     assert isinstance(n1, RetrievingSystem)
-    assert n1.retrieve("q1", "Q?", 1) == EVIDENCE
-    assert n1.retrieve("q1", "Q?", 2) == EVIDENCE
-    assert system(server, "n0", asked).retrieve("q1", "Q?", 1) is None
+    assert asyncio.run(n1.retrieve("q1", "Q?", 1)) == EVIDENCE
+    assert asyncio.run(n1.retrieve("q1", "Q?", 2)) == EVIDENCE
+    assert asyncio.run(system(server, "n0", asked).retrieve("q1", "Q?", 1)) is None
     assert asked == [(1, "q1", "n1"), (2, "q1", "n1"), (1, "q1", "n0")]
 
 
@@ -105,7 +108,7 @@ def test_invalid_answers_raise_transport_invalid(server: FakeLLMServer) -> None:
             await n1.aclose()
         return reasons
 
-    assert asyncio.run(go()) == ["invalid_answer", "oversized_answer", "http_5xx"]
+    assert asyncio.run(go()) == ["invalid_answer", "oversized_answer", "http_500"]
 
 
 def test_states_share_one_generator_instance_until_the_last_release(

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 
 from snapaudit.errors import ConfigError, IntegrityError
+from snapaudit.systems.base import Evidence
 from snapaudit.testbed.retrieval.config import RenderConfig, TestbedConfig
 from snapaudit.testbed.retrieval.evidence import EvidenceBuilder
 
@@ -13,6 +15,11 @@ from .conftest import generated_docs
 
 STATES = {"n0": 0, "n1": 1, "n3": 3, "n7": 7}
 QUESTIONS = [("q1", "alpha river stone"), ("q2", "omega lantern"), ("q3", "pi pi harbor")]
+
+
+def _ev(builder: EvidenceBuilder, qid: str, question: str, state: str) -> Evidence | None:
+    """One (awaited) retrieval of ``builder``."""
+    return asyncio.run(builder.evidence(qid, question, state))
 
 
 def _testbed(corpus: Path, **kw: object) -> TestbedConfig:
@@ -24,9 +31,9 @@ def test_two_builders_on_empty_caches_are_byte_identical(make_corpus, tmp_path: 
     one = EvidenceBuilder(_testbed(corpus), tmp_path / "pass1")
     two = EvidenceBuilder(_testbed(corpus), tmp_path / "pass2")
     for qid, q in QUESTIONS:
-        assert one.evidence(qid, q, "n0") is None
+        assert _ev(one, qid, q, "n0") is None
         for state in ("n1", "n3", "n7"):
-            a, b = one.evidence(qid, q, state), two.evidence(qid, q, state)
+            a, b = _ev(one, qid, q, state), _ev(two, qid, q, state)
             assert a is not None and b is not None
             assert a.doc_ids == b.doc_ids and len(a.doc_ids) == 8
             assert a.rendered.encode() == b.rendered.encode()
@@ -38,23 +45,23 @@ def test_two_builders_on_empty_caches_are_byte_identical(make_corpus, tmp_path: 
 def test_cache_is_reused_and_checked(make_corpus, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     corpus = make_corpus(generated_docs(100), shards=7)
     builder = EvidenceBuilder(_testbed(corpus), tmp_path / "cache")
-    first = builder.evidence("q1", "alpha", "n3")
+    first = _ev(builder, "q1", "alpha", "n3")
     [entry] = (tmp_path / "cache" / "n3").glob("*.json")
     record = json.loads(entry.read_text())
     assert record["doc_ids"] == list(first.doc_ids) and len(record["scores"]) == 8  # type: ignore[union-attr]
     record["rendered"] = "tampered"
     entry.write_text(json.dumps(record))
-    assert builder.evidence("q1", "alpha", "n3").rendered == "tampered"  # type: ignore[union-attr]
+    assert _ev(builder, "q1", "alpha", "n3").rendered == "tampered"  # type: ignore[union-attr]
     record["key"]["state"] = "n7"
     entry.write_text(json.dumps(record))
     with pytest.raises(IntegrityError, match="does not match its key"):
-        builder.evidence("q1", "alpha", "n3")
+        _ev(builder, "q1", "alpha", "n3")
 
 
 def test_render_limits_and_top_k_shape_evidence(make_corpus) -> None:  # type: ignore[no-untyped-def]
     corpus = make_corpus(generated_docs(100), shards=7)
     tb = _testbed(corpus, top_k=2, render=RenderConfig(max_chars=5, include_url=False))
-    ev = EvidenceBuilder(tb, None).evidence("q", "alpha", "n7")
+    ev = _ev(EvidenceBuilder(tb, None), "q", "alpha", "n7")
     assert ev is not None and len(ev.doc_ids) == 2
     blocks = ev.rendered.split("\n\n")
     assert [b.split("\n")[0] for b in blocks] == [f"[1] id: {ev.doc_ids[0]}",
@@ -67,8 +74,8 @@ def test_render_limits_and_top_k_shape_evidence(make_corpus) -> None:  # type: i
 
 def test_unknown_state_and_missing_corpus(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="unknown testbed state 'n9'"):
-        EvidenceBuilder(TestbedConfig(states=STATES), None).evidence("q", "x", "n9")
+        _ev(EvidenceBuilder(TestbedConfig(states=STATES), None), "q", "x", "n9")
     with pytest.raises(ConfigError, match=r"testbed\.corpus"):
-        EvidenceBuilder(TestbedConfig(states=STATES), None).evidence("q", "x", "n1")
+        _ev(EvidenceBuilder(TestbedConfig(states=STATES), None), "q", "x", "n1")
     with pytest.raises(ConfigError, match=r"no corpus_manifest\.json"):
-        EvidenceBuilder(_testbed(tmp_path), None).evidence("q", "x", "n1")
+        _ev(EvidenceBuilder(_testbed(tmp_path), None), "q", "x", "n1")

@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from snapaudit.errors import BackendError, TransportInvalid
+from snapaudit.errors import BackendError, NotFoundError, TransportInvalid
+from snapaudit.systems.base import Evidence
+from snapaudit.testbed.retrieval.base import Hit
 from snapaudit.testbed.retrieval.config import HttpRetrieverConfig, TestbedConfig
 from snapaudit.testbed.retrieval.evidence import EvidenceBuilder
 from snapaudit.testbed.retrieval.http import HttpRetriever, json_path
@@ -66,6 +68,25 @@ class Server:
         self._thread.join(10)
 
 
+def _search(ret: HttpRetriever, query: str, prefix: int, k: int) -> list[Hit]:
+    """One awaited search; the retriever's session is closed after it."""
+    async def go() -> list[Hit]:
+        try:
+            return await ret.asearch(query, prefix, k)
+        finally:
+            await ret.aclose()
+    return asyncio.run(go())
+
+
+def _ev(builder: EvidenceBuilder, qid: str, question: str, state: str) -> Evidence | None:
+    async def go() -> Evidence | None:
+        try:
+            return await builder.evidence(qid, question, state)
+        finally:
+            await builder.aclose()
+    return asyncio.run(go())
+
+
 @pytest.fixture()
 def server() -> Iterator[Server]:
     srv = Server()
@@ -83,7 +104,7 @@ def _config(server: Server, path: str = "/search", **kw: Any) -> HttpRetrieverCo
 @pytest.mark.parametrize("method", ["GET", "POST"])
 def test_search_maps_results_by_json_paths(server: Server, method: str) -> None:
     ret = HttpRetriever(_config(server, method=method, prefix_param="shards"))
-    hits = ret.search("who? & what", 3, 4)
+    hits = _search(ret, "who? & what", 3, 4)
     assert [h.doc_id for h in hits] == ["w0", "w1", "w2", "w3"]
     assert ret.document("w2").url == "https://w/2" and ret.document("w2").text == "text 2"
     req = server.requests[-1]
@@ -93,7 +114,7 @@ def test_search_maps_results_by_json_paths(server: Server, method: str) -> None:
 
 def test_evidence_over_http(server: Server) -> None:
     tb = TestbedConfig(states={"n0": 0, "n7": 7}, top_k=2, retriever=_config(server))
-    ev = EvidenceBuilder(tb, None).evidence("q", "x", "n7")
+    ev = _ev(EvidenceBuilder(tb, None), "q", "x", "n7")
     assert ev is not None and ev.doc_ids == ("w0", "w1")
     assert ev.rendered == ("[1] id: w0\nurl: https://w/0\ntext 0\n\n"
                            "[2] id: w1\nurl: https://w/1\ntext 1")
@@ -101,15 +122,16 @@ def test_evidence_over_http(server: Server) -> None:
 
 
 def test_failures_are_classified(server: Server) -> None:
-    with pytest.raises(TransportInvalid, match="http 503"):
-        HttpRetriever(_config(server, "/fail")).search("q", 1, 2)
-    with pytest.raises(BackendError, match="404"):
-        HttpRetriever(_config(server, "/missing")).search("q", 1, 2)
-    with pytest.raises(TransportInvalid, match="unparseable"):
-        HttpRetriever(_config(server, "/garbage")).search("q", 1, 2)
+    with pytest.raises(TransportInvalid, match="http_503"):
+        _search(HttpRetriever(_config(server, "/fail")), "q", 1, 2)
+    with pytest.raises(NotFoundError, match="404"):
+        _search(HttpRetriever(_config(server, "/missing")), "q", 1, 2)
+    with pytest.raises(TransportInvalid, match="malformed_json"):
+        _search(HttpRetriever(_config(server, "/garbage")), "q", 1, 2)
     bad_paths = _config(server).model_copy(update={"results_path": "data.nope"})
-    with pytest.raises(TransportInvalid, match="unmappable"):
-        HttpRetriever(bad_paths).search("q", 1, 2)
+    with pytest.raises(TransportInvalid, match="schema"):
+        _search(HttpRetriever(bad_paths), "q", 1, 2)
+    assert issubclass(NotFoundError, BackendError)
 
 
 def test_json_path() -> None:
@@ -127,4 +149,4 @@ def test_connection_refused_is_retryable() -> None:
         port = s.getsockname()[1]
     cfg = HttpRetrieverConfig(url=f"http://127.0.0.1:{port}/", timeout_s=2)
     with pytest.raises(TransportInvalid, match="connection"):
-        HttpRetriever(cfg).search("q", 1, 2)
+        _search(HttpRetriever(cfg), "q", 1, 2)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -10,12 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from snapaudit.systems.base import Evidence
 from snapaudit.testbed.corpus.build import CorpusInput, build_corpus
 from snapaudit.testbed.retrieval.config import TestbedConfig
 from snapaudit.testbed.retrieval.evidence import EvidenceBuilder
 
 pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
 STATES = {"n0": 0, "n1": 1, "n3": 3, "n7": 7}
+
+
+def _ev(builder: EvidenceBuilder, qid: str, question: str, state: str) -> Evidence | None:
+    """One (awaited) retrieval of ``builder``."""
+    return asyncio.run(builder.evidence(qid, question, state))
 
 
 def _norm(text: str) -> str:
@@ -49,10 +56,10 @@ def test_nq_open_cohort_answer_recall_lock_and_overlap(
     hits, overlap = 0, 0.0
     mismatches = []
     for qid, question, answers in questions:
-        assert pass1.evidence(qid, question, "n0") is None
+        assert _ev(pass1, qid, question, "n0") is None
         got = {}
         for state in ("n1", "n3", "n7"):
-            a, b = pass1.evidence(qid, question, state), pass2.evidence(qid, question, state)
+            a, b = _ev(pass1, qid, question, state), _ev(pass2, qid, question, state)
             assert a is not None and b is not None
             if (a.doc_ids, a.rendered.encode()) != (b.doc_ids, b.rendered.encode()):
                 mismatches.append((qid, state))
@@ -77,6 +84,6 @@ def test_web_formats_pad_a_corpus(shared_data: Path, tmp_path: Path) -> None:
     manifest = build_corpus(inputs, tmp_path / "web", shards=7, seed=1)
     assert manifest.total == 300 + 30 + 20 and manifest.duplicates == 0
     assert [i.documents for i in manifest.inputs] == [300, 10, 10, 10, 10, 10]
-    ev = EvidenceBuilder(TestbedConfig(corpus=str(tmp_path / "web"), states={"n7": 7}),
-                         None).evidence("w", "tornado video journalist", "n7")
+    ev = _ev(EvidenceBuilder(TestbedConfig(corpus=str(tmp_path / "web"), states={"n7": 7}),
+                         None), "w", "tornado video journalist", "n7")
     assert ev is not None and ev.doc_ids and ev.rendered.startswith("[1] id: ")

@@ -4,9 +4,11 @@
 and the last :data:`FAIL_FAST_FAILURES` failures carry one identical error (same reason
 and same detail, e.g. HTTP 500 with the same body) across at least :data:`FAIL_FAST_CELLS`
 different cells, the stage stops with :class:`~snapaudit.errors.FailFastError` quoting that
-error, instead of spending ``max_attempts`` on every cell. Transient reasons (timeouts,
-dropped connections, 429, 502/503/504, a Retry-After over the cap) never trigger it: a
-service that is briefly down is retried as usual.
+error, instead of spending ``max_attempts`` on every cell. Transient reasons
+(:data:`snapaudit.systems.failure.TRANSIENT`: timeouts, dropped connections, 408/425/429,
+502/503/504/529, a Retry-After over the cap, an expired or cancelled batch request) never
+trigger it: a service that is briefly down is retried as usual. The reasons are the
+:class:`~snapaudit.systems.failure.FailureReason` values.
 """
 
 from __future__ import annotations
@@ -15,11 +17,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from snapaudit.run.stages.keys import AnswerKey, RetrievalKey
+from snapaudit.systems.failure import is_transient
 
 FAIL_FAST_FAILURES = 8
 FAIL_FAST_CELLS = 3
-TRANSIENT = frozenset({"timeout", "connection", "http_429", "http_502", "http_503", "http_504",
-                       "retry_after_over_cap", "batch_expired", "batch_cancelled"})
 ERROR_CHARS = 300
 
 
@@ -58,7 +59,7 @@ class FailureLog:
         """Count one failure; returns the error to fail fast with, or None to go on."""
         self.reasons[reason] += 1
         self.last_error[endpoint_of(self.stage, cell_key)] = describe(reason, detail)
-        if self.accepted or reason in TRANSIENT:
+        if self.accepted or is_transient(reason):
             self._same, self._run, self._cells = None, 0, set()
             return None
         signature = (reason, detail or "")

@@ -69,7 +69,8 @@ class System(Protocol):
 class RetrievingSystem(System, Protocol):
     """A system whose retrieval the engine can lock before any generation."""
 
-    def retrieve(self, question_id: str, question: str, pass_no: int) -> Evidence | None:
+    async def retrieve(self, question_id: str, question: str, pass_no: int) -> Evidence | None:
         """Retrieve and render evidence. ``pass_no`` 1 and 2 must use independent,
-        initially empty caches. Return None for a state with no retrieval (n0)."""
+        initially empty caches. Return None for a state with no retrieval (n0). Awaited on
+        the event loop: a retrieval that waits on a service must not block it."""
         ...

@@ -20,11 +20,12 @@ import json
 import re
 import zlib
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import Any
 
 import aiohttp
 
 from snapaudit.errors import TransportInvalid
+from snapaudit.systems.failure import R
 
 DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 MAX_JSON_DEPTH = 128
@@ -38,7 +39,7 @@ _OPEN = frozenset(b"[{")
 
 def _too_large(max_bytes: int, size: int, what: str) -> TransportInvalid:
     return TransportInvalid(
-        "response_too_large",
+        R.RESPONSE_TOO_LARGE,
         detail=f"response body over max_response_bytes = {max_bytes} "
                f"(stopped after {size} bytes {what})")
 
@@ -68,7 +69,7 @@ class _Decoder:
                     self._raw_deflate = True  # "deflate" sent without its zlib header
                     self._d = self._new()
                     continue
-                raise TransportInvalid("malformed_body",
+                raise TransportInvalid(R.MALFORMED_BODY,
                                        detail=f"corrupt {self.encoding} stream") from None
             self.size += len(piece)
             if self.size > self.max_bytes:
@@ -89,7 +90,7 @@ def _decoder(encoding: str | None, max_bytes: int) -> _Decoder | None:
         return _Decoder("gzip", max_bytes)
     if enc == "deflate":
         return _Decoder("deflate", max_bytes)
-    raise TransportInvalid("malformed_body", detail=f"unsupported Content-Encoding {enc[:40]!r}")
+    raise TransportInvalid(R.MALFORMED_BODY, detail=f"unsupported Content-Encoding {enc[:40]!r}")
 
 
 async def read_body(resp: aiohttp.ClientResponse, max_bytes: int) -> bytes:
@@ -120,14 +121,6 @@ async def copy_body(resp: aiohttp.ClientResponse, max_bytes: int,
         raise
 
 
-def read_body_sync(stream: BinaryIO, max_bytes: int) -> bytes:
-    """The body of a blocking response (no decompression), at most ``max_bytes``."""
-    raw = stream.read(max_bytes + 1)
-    if len(raw) > max_bytes:
-        raise _too_large(max_bytes, len(raw), "on the wire")
-    return raw
-
-
 def json_depth_exceeds(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
     """Whether brackets outside string literals nest deeper than ``limit``."""
     if raw.count(b"[") + raw.count(b"{") <= limit:  # too few openings to nest that deep
@@ -144,7 +137,7 @@ def json_depth_exceeds(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
     return False
 
 
-def parse_json(raw: bytes | str, reason: str = "malformed_body") -> Any:
+def parse_json(raw: bytes | str, reason: str = R.MALFORMED_BODY) -> Any:
     """Decode a service's JSON body; TransportInvalid(``reason``) for anything unusable.
 
     The detail says what is wrong, never what the body says (see

@@ -18,6 +18,7 @@ from typing import Any
 from snapaudit.errors import ConfigError, TransportInvalid
 from snapaudit.systems.base import AnswerCall, AnswerOutcome
 from snapaudit.systems.config import HttpSystemConfig, RunConfig
+from snapaudit.systems.failure import R
 from snapaudit.systems.redact import register_secret
 from snapaudit.systems.replicas import call_replica, pool_for
 from snapaudit.systems.transport import HttpEndpoint
@@ -93,12 +94,12 @@ class HttpSystem:
         start = time.monotonic()
         headers = self._headers()
         replica, reply = await call_replica(
-            self.pool, lambda url: self._replicas[url].request_json(self.config.method, body,
-                                                                    headers))
+            self.pool, lambda url: self._replicas[url].call_json(self.config.method, body,
+                                                                 headers))
         latency = time.monotonic() - start
         answer = lookup(reply, self.config.answer_path)
         if not isinstance(answer, str):
-            raise TransportInvalid("schema", detail=f"no string at '{self.config.answer_path}'")
+            raise TransportInvalid(R.SCHEMA, detail=f"no string at '{self.config.answer_path}'")
         return AnswerOutcome(answer=answer, doc_ids=self._doc_ids(reply), latency_s=latency,
                              meta={"replica": replica} if replica else {})
 
@@ -109,7 +110,7 @@ class HttpSystem:
         if found is _MISSING or found is None:
             return None
         if not isinstance(found, list) or not all(isinstance(d, str | int) for d in found):
-            raise TransportInvalid("schema", detail=f"'{self.config.doc_ids_path}' is not a "
+            raise TransportInvalid(R.SCHEMA, detail=f"'{self.config.doc_ids_path}' is not a "
                                    "list of ids")
         return tuple(str(d) for d in found)
 

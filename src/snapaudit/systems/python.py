@@ -28,6 +28,7 @@ from snapaudit.errors import ConfigError, TransportInvalid
 from snapaudit.hashing import sha256_file
 from snapaudit.systems.base import AnswerCall, AnswerOutcome
 from snapaudit.systems.config import PythonSystemConfig, RunConfig
+from snapaudit.systems.failure import R
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,20 +97,20 @@ def to_outcome(value: Any, latency_s: float) -> AnswerOutcome:
     if isinstance(value, str):
         return AnswerOutcome(answer=value, latency_s=latency_s)
     if not isinstance(value, Mapping):
-        raise TransportInvalid("schema", detail="the callable must return a str or a mapping "
+        raise TransportInvalid(R.SCHEMA, detail="the callable must return a str or a mapping "
                                f"with 'answer', got {type(value).__name__}")
     extra = set(value) - {"answer", "doc_ids", "meta"}
     answer = value.get("answer")
     if not isinstance(answer, str) or extra:
-        raise TransportInvalid("schema", detail="expected {answer: str, doc_ids?, meta?}, got "
+        raise TransportInvalid(R.SCHEMA, detail="expected {answer: str, doc_ids?, meta?}, got "
                                f"keys {sorted(value)}")
     ids = value.get("doc_ids")
     if ids is not None and (not isinstance(ids, list | tuple)
                             or not all(isinstance(d, str | int) for d in ids)):
-        raise TransportInvalid("schema", detail="'doc_ids' must be a list of ids")
+        raise TransportInvalid(R.SCHEMA, detail="'doc_ids' must be a list of ids")
     meta = value.get("meta") or {}
     if not isinstance(meta, Mapping):
-        raise TransportInvalid("schema", detail="'meta' must be a mapping")
+        raise TransportInvalid(R.SCHEMA, detail="'meta' must be a mapping")
     return AnswerOutcome(answer=answer,
                          doc_ids=tuple(str(d) for d in ids) if ids is not None else None,
                          latency_s=latency_s, meta={str(k): v for k, v in meta.items()})
@@ -151,13 +152,13 @@ class PythonSystem:
                     loop.run_in_executor(self._pool, lambda: self._fn(pc, **kwargs)),
                     self._timeout_s)
         except TimeoutError:
-            raise TransportInvalid("timeout", detail=f"no return within {self._timeout_s:g} s")\
+            raise TransportInvalid(R.TIMEOUT, detail=f"no return within {self._timeout_s:g} s")\
                 from None
         except TransportInvalid:
             raise
         except Exception as exc:  # the pipeline's own failure: one retryable attempt
             message = " ".join(str(exc).split())[:300]
-            raise TransportInvalid("exception", detail=f"{type(exc).__name__}: {message}")\
+            raise TransportInvalid(R.EXCEPTION, detail=f"{type(exc).__name__}: {message}")\
                 from None
         return to_outcome(value, time.monotonic() - start)
 

@@ -1,9 +1,15 @@
-"""The async HTTP client: one aiohttp session per endpoint, a token bucket, Retry-After.
+"""The one outgoing HTTP client (:class:`HttpClient`): HTTP systems, generator and judge
+backends, provider batch APIs and hosted retrievers all call through it.
+
+One aiohttp session per event loop, a token bucket, Retry-After, bounded reads
+(:mod:`snapaudit.systems.bounded`), redacted body excerpts (:mod:`snapaudit.systems.redact`)
+and the one status policy and failure vocabulary of :mod:`snapaudit.systems.failure`.
 
 aiohttp was chosen by measurement (loopback server answering after 200 ms, 2,000
 requests): it kept 92% of the ideal rate at concurrency 64 where httpx and the openai SDK
-fell far behind. Every retryable failure becomes :class:`TransportInvalid`; the runner
-decides whether and when to retry.
+fell far behind. Every retryable failure becomes :class:`TransportInvalid` with a
+:class:`~snapaudit.systems.failure.FailureReason`; the runner decides whether and when to
+retry.
 """
 
 from __future__ import annotations
@@ -12,20 +18,23 @@ import asyncio
 import contextlib
 import email.utils
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
-from snapaudit.errors import BackendError, ConfigError, TransportInvalid
+from snapaudit.errors import BackendError, ConfigError, NotFoundError, TransportInvalid
 from snapaudit.systems.bounded import (
     ACCEPT_ENCODING,
     DEFAULT_MAX_RESPONSE_BYTES,
+    copy_body,
     parse_json,
     read_body,
 )
-from snapaudit.systems.redact import body_excerpt
+from snapaudit.systems.failure import R, classify_status
+from snapaudit.systems.redact import body_excerpt, redact
 
 
 class TokenBucket:
@@ -69,65 +78,116 @@ def parse_retry_after(value: str | None) -> float | None:
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
-class HttpEndpoint:
-    """One endpoint: a shared ClientSession whose connector limit matches the concurrency."""
+def public_url(url: str) -> str:
+    """``url`` without user info, query or fragment: what may appear in a spec or message."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+def raise_for_status(status: int, url: str, raw: bytes, retry_after: str | None,
+                     secrets: tuple[str, ...] = ()) -> None:
+    """The one status policy (:func:`~snapaudit.systems.failure.classify_status`): nothing
+    for a success, TransportInvalid for a retryable status (the redacted body excerpt kept
+    out of the ledger, in ``body``), NotFoundError for 404, BackendError for another 4xx."""
+    if status < 400:
+        return
+    excerpt = body_excerpt(raw, secrets)
+    reason = classify_status(status)
+    if reason is not None:
+        raise TransportInvalid(reason, body=excerpt, retry_after=parse_retry_after(retry_after))
+    error = NotFoundError if status == 404 else BackendError
+    raise error(f"{public_url(url)} refused the call (HTTP {status}, not retryable: check "
+                f"the URL, the key and the request): {excerpt}")
+
+
+class HttpClient:
+    """The one outgoing HTTP client: an aiohttp session per event loop, bounded reads, the
+    one status policy, timeouts and connection errors as TransportInvalid.
+
+    ``concurrency`` caps the connector (0: the engine bounds concurrency); ``secrets`` are
+    masked in every message this client builds (besides the registered ones)."""
+
+    def __init__(self, *, timeout_s: float, max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+                 concurrency: int = 0, rate_limit_per_s: float | None = None,
+                 secrets: tuple[str, ...] = ()):
+        self.timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self.max_response_bytes = max_response_bytes
+        self.secrets = tuple(s for s in secrets if s)
+        self.bucket = TokenBucket(rate_limit_per_s)
+        self._concurrency = concurrency
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._session.closed or self._loop is not loop:
+            connector = aiohttp.TCPConnector(limit=self._concurrency, limit_per_host=0)
+            # Bodies are decompressed by read_body, under the response cap.
+            self._session = aiohttp.ClientSession(connector=connector, timeout=self.timeout,
+                                                  auto_decompress=False)
+            self._loop = loop
+        return self._session
+
+    async def request(self, method: str, url: str, headers: dict[str, str],
+                      write: Callable[[bytes], object], *, max_bytes: int | None = None,
+                      timeout: aiohttp.ClientTimeout | None = None, **kw: Any) -> None:
+        """One call; a success's body goes to ``write`` (at most ``max_bytes``, default
+        ``max_response_bytes``), an error status raises (:func:`raise_for_status`)."""
+        await self.bucket.acquire()
+        session = self._get_session()
+        try:
+            async with session.request(method, url, headers={
+                    **headers, "Accept-Encoding": ACCEPT_ENCODING},
+                    timeout=timeout or self.timeout, **kw) as resp:
+                if resp.status >= 400:
+                    raw = await read_body(resp, self.max_response_bytes)
+                    raise_for_status(resp.status, url, raw, resp.headers.get("Retry-After"),
+                                     self.secrets)
+                await copy_body(resp, max_bytes or self.max_response_bytes, write)
+        except TimeoutError:  # a download has no total limit, only timeout_s between bytes
+            raise TransportInvalid(R.TIMEOUT, detail=f"no response within "
+                                   f"{self.timeout.total:g} s") from None
+        except aiohttp.ClientError as exc:
+            detail = redact(f"{type(exc).__name__}: {exc}", self.secrets)
+            raise TransportInvalid(R.CONNECTION, detail=detail) from None
+
+    async def request_json(self, method: str, url: str, headers: dict[str, str],
+                           **kw: Any) -> Any:
+        """One call's decoded JSON body (``malformed_json`` when it is not usable JSON)."""
+        parts: list[bytes] = []
+        await self.request(method, url, headers, parts.append, **kw)
+        raw = b"".join(parts)
+        try:
+            return parse_json(raw, R.MALFORMED_JSON)
+        except TransportInvalid as exc:
+            raise TransportInvalid(exc.reason, detail=f"{exc.detail}; "
+                                   f"{body_excerpt(raw, self.secrets)}") from None
+
+    async def aclose(self) -> None:
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+        self._session = None
+        self._loop = None
+
+
+class HttpEndpoint(HttpClient):
+    """One endpoint URL; the connector limit matches the concurrency."""
 
     def __init__(self, url: str, *, concurrency: int, timeout_s: float,
                  rate_limit_per_s: float | None = None,
                  max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES):
+        super().__init__(timeout_s=timeout_s, max_response_bytes=max_response_bytes,
+                         concurrency=concurrency, rate_limit_per_s=rate_limit_per_s)
         self.url = url
-        self.max_response_bytes = max_response_bytes
-        self._concurrency = concurrency
-        self._timeout = aiohttp.ClientTimeout(total=timeout_s)
-        self.bucket = TokenBucket(rate_limit_per_s)
-        self._session: aiohttp.ClientSession | None = None
 
-    def _get_session(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            connector = aiohttp.TCPConnector(limit=self._concurrency, limit_per_host=0)
-            # Bodies are decompressed by read_body, under the response cap.
-            self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout,
-                                                  auto_decompress=False)
-        return self._session
-
-    async def request_json(self, method: str, body: Any, headers: dict[str, str]) -> Any:
-        """Send ``body`` as JSON (as query parameters for GET); return the parsed JSON reply."""
-        await self.bucket.acquire()
-        session = self._get_session()
-        kwargs: dict[str, Any] = {"headers": {**headers, "Accept-Encoding": ACCEPT_ENCODING}}
+    async def call_json(self, method: str, body: Any, headers: dict[str, str]) -> Any:
+        """Send ``body`` as JSON (as query parameters for GET); the parsed JSON reply."""
         if method == "GET":
-            kwargs["params"] = {k: str(v) for k, v in body.items()}
-        else:
-            kwargs["json"] = body
-        try:
-            async with session.request(method, self.url, **kwargs) as resp:
-                raw = await read_body(resp, self.max_response_bytes)
-                _check_status(resp.status, resp.headers.get("Retry-After"), raw)
-        except TimeoutError:
-            raise TransportInvalid("timeout", detail=self.url) from None
-        except aiohttp.ClientError as exc:
-            raise TransportInvalid("connection", detail=type(exc).__name__) from None
-        try:
-            return parse_json(raw, "malformed_json")
-        except TransportInvalid as exc:
-            raise TransportInvalid(exc.reason, detail=f"{exc.detail}; {body_excerpt(raw)}") \
-                from None
-
-    async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
-
-
-def _check_status(status: int, retry_after: str | None, raw: bytes) -> None:
-    if status == 429:
-        raise TransportInvalid("http_429", retry_after=parse_retry_after(retry_after))
-    if status >= 500:
-        raise TransportInvalid(f"http_{status}", body=body_excerpt(raw),
-                               retry_after=parse_retry_after(retry_after))
-    if status >= 400:
-        raise BackendError(f"HTTP {status} is not retryable (check the endpoint spec): "
-                           f"{body_excerpt(raw)}")
+            return await self.request_json(method, self.url, headers,
+                                           params={k: str(v) for k, v in body.items()})
+        return await self.request_json(method, self.url, headers, json=body)
 
 
 async def check_reachable(url: str, timeout_s: float = 5.0) -> None:

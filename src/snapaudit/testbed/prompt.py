@@ -19,6 +19,7 @@ from typing import Any
 
 from snapaudit.errors import TransportInvalid
 from snapaudit.hashing import sha256_json
+from snapaudit.systems.failure import R
 
 PROMPT_VERSION = 1
 MAX_ANSWER_BYTES = 512
@@ -87,25 +88,25 @@ def parse_answer(text: str) -> str:
     try:
         value = json.loads(text, object_pairs_hook=_no_duplicate_keys, strict=False)
     except (ValueError, RecursionError) as exc:
-        raise TransportInvalid("invalid_answer", detail=f"not JSON: {exc}") from None
+        raise TransportInvalid(R.INVALID_ANSWER, detail=f"not JSON: {exc}") from None
     if not isinstance(value, dict):
-        raise TransportInvalid("invalid_answer", detail="not a JSON object")
+        raise TransportInvalid(R.INVALID_ANSWER, detail="not a JSON object")
     if set(value) != {"answer"}:
         keys = ", ".join(sorted(value)) or "none"
-        raise TransportInvalid("invalid_answer", detail=f"expected one key 'answer', got {keys}")
+        raise TransportInvalid(R.INVALID_ANSWER, detail=f"expected one key 'answer', got {keys}")
     answer = value["answer"]
     if not isinstance(answer, str):
-        raise TransportInvalid("invalid_answer", detail="'answer' is not a string")
+        raise TransportInvalid(R.INVALID_ANSWER, detail="'answer' is not a string")
     answer = answer.strip()
     if not answer:
-        raise TransportInvalid("invalid_answer", detail="'answer' is empty")
+        raise TransportInvalid(R.INVALID_ANSWER, detail="'answer' is empty")
     try:
         size = len(answer.encode("utf-8"))
     except UnicodeEncodeError:
-        raise TransportInvalid("invalid_answer", detail="'answer' is not valid Unicode") from None
+        raise TransportInvalid(R.INVALID_ANSWER, detail="'answer' is not valid Unicode") from None
     if size > MAX_ANSWER_BYTES:
         raise TransportInvalid(
-            "oversized_answer", detail=f"{size} bytes > {MAX_ANSWER_BYTES}"
+            R.OVERSIZED_ANSWER, detail=f"{size} bytes > {MAX_ANSWER_BYTES}"
         )
     return answer
 

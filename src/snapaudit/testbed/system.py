@@ -34,9 +34,12 @@ if TYPE_CHECKING:
 class EvidenceSource(Protocol):
     """What the testbed needs from an evidence builder."""
 
-    def evidence(self, question_id: str, question: str, state: str) -> Evidence | None: ...
+    async def evidence(self, question_id: str, question: str, state: str) -> Evidence | None:
+        ...
 
     def spec(self) -> dict[str, Any]: ...
+
+    async def aclose(self) -> None: ...
 
 
 class TestbedSystem:
@@ -64,8 +67,8 @@ class TestbedSystem:
             self._passes[pass_no] = self._sources(pass_no)
         return self._passes[pass_no]
 
-    def retrieve(self, question_id: str, question: str, pass_no: int) -> Evidence | None:
-        return self._source(pass_no).evidence(question_id, question, self.state)
+    async def retrieve(self, question_id: str, question: str, pass_no: int) -> Evidence | None:
+        return await self._source(pass_no).evidence(question_id, question, self.state)
 
     # ------------------------------------------------------------ answering
 
@@ -114,6 +117,9 @@ class TestbedSystem:
         }
 
     async def aclose(self) -> None:
+        passes, self._passes = self._passes, {}
+        for source in passes.values():
+            await source.aclose()
         if self._generator is not None:
             self._generator = None
             await release_generator(self.generator_config)

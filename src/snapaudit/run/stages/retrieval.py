@@ -25,7 +25,7 @@ def retrieval_cell(system: RetrievingSystem, q: cohort.Question, state: str,
                    pass_no: int) -> Cell[RetrievalKey]:
     async def call(attempt: int, seed: int) -> CellResult:
         # called on the event loop thread: retrievers need not be thread-safe
-        ev = system.retrieve(q.question_id, q.question, pass_no)
+        ev = await system.retrieve(q.question_id, q.question, pass_no)
         if ev is None:
             return CellResult({"evidence": None})
         return CellResult({"evidence": {"doc_ids": list(ev.doc_ids), "rendered": ev.rendered}})

@@ -1,37 +1,29 @@
-"""What the HTTP backends share: the API key, one aiohttp session, the error mapping.
+"""What the HTTP backends share: the API key, URLs, and the one client as they use it.
 
-Every failure of one call maps to :class:`TransportInvalid` with a short reason
-(``http_429``, ``http_5xx``, ``http_4xx``, ``timeout``, ``connection``,
-``malformed_body``) and, when the server sent one, ``retry_after`` in seconds.
-401, 403 and 404 mean the configuration is wrong (key, model, URL): they raise
-:class:`BackendError` and are not retried. The API key is read from the
-environment only and redacted from every message this module builds.
+Calls go through :class:`snapaudit.systems.transport.HttpClient`, so a failure has the
+reasons and the status policy of :mod:`snapaudit.systems.failure` (``http_429``,
+``http_503``, ``timeout``, ``connection``, ``malformed_json``, ...; 401, 403, 404 and the
+other fatal 4xx raise :class:`BackendError` and are not retried) and, when the server sent
+one, ``retry_after`` in seconds. The API key is read from the environment only and
+redacted from every message the client builds.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import aiohttp
-
-from snapaudit.errors import BackendError, NotFoundError, TransportInvalid
-from snapaudit.systems.bounded import (
-    ACCEPT_ENCODING,
-    DEFAULT_MAX_RESPONSE_BYTES,
-    copy_body,
-    parse_json,
-    read_body,
-)
-from snapaudit.systems.redact import body_excerpt, redact, register_secret
-from snapaudit.systems.transport import parse_retry_after
+from snapaudit.errors import BackendError, TransportInvalid
+from snapaudit.systems.bounded import DEFAULT_MAX_RESPONSE_BYTES
+from snapaudit.systems.failure import R
+from snapaudit.systems.redact import register_secret
+from snapaudit.systems.transport import HttpClient, public_url
 from snapaudit.testbed.generate.config import GeneratorConfig
 
-_NOT_RETRYABLE = frozenset({401, 403, 404})
+__all__ = ["JsonPoster", "join_url", "json_object", "left_to_provider", "public_url",
+           "read_api_key", "usage_ints"]
 
 
 def read_api_key(env_name: str | None) -> str | None:
@@ -43,14 +35,6 @@ def read_api_key(env_name: str | None) -> str | None:
         raise BackendError(f"environment variable {env_name} (api_key_env) is not set or empty")
     register_secret(key)
     return key
-
-
-def public_url(url: str) -> str:
-    """``url`` without user info, query or fragment: what may appear in a spec."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
 def join_url(base: str, suffix: str) -> str:
@@ -67,88 +51,29 @@ def left_to_provider(config: GeneratorConfig, *, supports_seed: bool = True) -> 
     return left
 
 
-class JsonPoster:
-    """POSTs JSON and returns the decoded JSON object, one aiohttp session per event loop."""
+class JsonPoster(HttpClient):
+    """The one client (:class:`~snapaudit.systems.transport.HttpClient`) as the backends use
+    it: POST JSON, a JSON object back; the engine bounds concurrency."""
 
     def __init__(self, timeout_s: float, secret: str | None,
                  max_bytes: int = DEFAULT_MAX_RESPONSE_BYTES):
-        self._timeout = aiohttp.ClientTimeout(total=timeout_s)
-        self._secrets = (secret,) if secret else ()
-        self._max_bytes = max_bytes
-        self._session: aiohttp.ClientSession | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    async def _get_session(self) -> aiohttp.ClientSession:
-        loop = asyncio.get_running_loop()
-        if self._session is None or self._session.closed or self._loop is not loop:
-            # The engine bounds concurrency; the connector must not add a second cap.
-            self._session = aiohttp.ClientSession(
-                timeout=self._timeout, connector=aiohttp.TCPConnector(limit=0),
-                auto_decompress=False,  # read_body decompresses under the response cap
-            )
-            self._loop = loop
-        return self._session
+        super().__init__(timeout_s=timeout_s, max_response_bytes=max_bytes,
+                         secrets=(secret,) if secret else ())
 
     async def post(
         self, url: str, headers: dict[str, str], body: dict[str, Any]
     ) -> tuple[dict[str, Any], float]:
         """(decoded body, latency in seconds) of one call; TransportInvalid on failure."""
         start = time.perf_counter()
-        parts: list[bytes] = []
-        await self._request("POST", url, headers, parts.append, self._max_bytes, json=body)
-        latency = time.perf_counter() - start
-        return self._decode(b"".join(parts)), latency
+        value = await self.request_json("POST", url, headers, json=body)
+        return json_object(value), time.perf_counter() - start
 
-    async def _request(self, method: str, url: str, headers: dict[str, str],
-                       write: Callable[[bytes], object], max_bytes: int, *,
-                       timeout: aiohttp.ClientTimeout | None = None, **kw: Any) -> None:
-        """One call; a 2xx body goes to ``write`` (at most ``max_bytes``), an error status
-        raises (:meth:`_raise_status`), a timeout or connection error is TransportInvalid."""
-        session = await self._get_session()
-        try:
-            async with session.request(method, url, headers={
-                    **headers, "Accept-Encoding": ACCEPT_ENCODING},
-                    timeout=timeout or self._timeout, **kw) as response:
-                if response.status >= 400:
-                    raw = await read_body(response, self._max_bytes)
-                    self._raise_status(response.status, raw, parse_retry_after(
-                        response.headers.get("Retry-After")))
-                await copy_body(response, max_bytes, write)
-        except TimeoutError:  # a download has no total limit, only timeout_s between bytes
-            raise TransportInvalid("timeout", detail=f"no response within "
-                                   f"{self._timeout.total} s") from None
-        except aiohttp.ClientError as exc:
-            detail = redact(f"{type(exc).__name__}: {exc}", self._secrets)
-            raise TransportInvalid("connection", detail=detail) from None
 
-    def _raise_status(self, status: int, raw: bytes, retry_after: float | None) -> None:
-        detail = f"HTTP {status}: {body_excerpt(raw, self._secrets)}"
-        if status in _NOT_RETRYABLE:  # 404: NotFoundError (a deleted batch, a wrong URL)
-            error = NotFoundError if status == 404 else BackendError
-            raise error(f"the generator endpoint refused the call ({detail})")
-        if status == 429:
-            reason = "http_429"
-        elif status >= 500:
-            reason = "http_5xx"
-        else:
-            reason = "http_4xx"
-        raise TransportInvalid(reason, detail=detail, retry_after=retry_after)
-
-    def _decode(self, raw: bytes) -> dict[str, Any]:
-        try:
-            value = parse_json(raw)
-        except TransportInvalid as exc:
-            raise TransportInvalid(exc.reason, detail=f"{exc.detail}; "
-                                   f"{body_excerpt(raw, self._secrets)}") from None
-        if not isinstance(value, dict):
-            raise TransportInvalid("malformed_body", detail="response body is not a JSON object")
-        return value
-
-    async def aclose(self) -> None:
-        if self._session is not None and not self._session.closed:
-            await self._session.close()
-        self._session = None
-        self._loop = None
+def json_object(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object; ``malformed_body`` otherwise."""
+    if not isinstance(value, dict):
+        raise TransportInvalid(R.MALFORMED_BODY, detail="response body is not a JSON object")
+    return value
 
 
 def usage_ints(usage: Any, mapping: dict[str, str]) -> dict[str, int]:

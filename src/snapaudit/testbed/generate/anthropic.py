@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from snapaudit.errors import ConfigError, TransportInvalid
+from snapaudit.systems.failure import R
 from snapaudit.testbed.generate._http import (
     JsonPoster,
     join_url,
@@ -116,7 +117,7 @@ class AnthropicGenerator:
 def _blocks(payload: dict[str, Any]) -> list[dict[str, Any]]:
     content = payload.get("content")
     if not isinstance(content, list):
-        raise TransportInvalid("malformed_body", detail="no content list in the response")
+        raise TransportInvalid(R.MALFORMED_BODY, detail="no content list in the response")
     return [block for block in content if isinstance(block, dict)]
 
 
@@ -125,14 +126,14 @@ def _tool_text(payload: dict[str, Any]) -> str:
         if block.get("type") == "tool_use" and block.get("name") == TOOL_NAME:
             arguments = block.get("input")
             if not isinstance(arguments, dict):
-                raise TransportInvalid("malformed_body", detail="tool input is not an object")
+                raise TransportInvalid(R.MALFORMED_BODY, detail="tool input is not an object")
             return json.dumps(arguments, ensure_ascii=False)
-    raise TransportInvalid("malformed_body", detail=f"no {TOOL_NAME!r} tool_use block")
+    raise TransportInvalid(R.MALFORMED_BODY, detail=f"no {TOOL_NAME!r} tool_use block")
 
 
 def _plain_text(payload: dict[str, Any]) -> str:
     texts = [block.get("text") for block in _blocks(payload) if block.get("type") == "text"]
     parts = [text for text in texts if isinstance(text, str)]
     if not parts:
-        raise TransportInvalid("empty_response", detail="no text block in the response")
+        raise TransportInvalid(R.EMPTY_RESPONSE, detail="no text block in the response")
     return "".join(parts)

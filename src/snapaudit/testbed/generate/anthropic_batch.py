@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from snapaudit.errors import TransportInvalid
+from snapaudit.systems.failure import R
 from snapaudit.testbed.generate._http import join_url, public_url, read_api_key
 from snapaudit.testbed.generate.anthropic import DEFAULT_BASE_URL, AnthropicGenerator
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
@@ -112,19 +113,19 @@ def _result(obj: dict[str, Any]) -> dict[str, Any] | TransportInvalid:
         message: dict[str, Any] = result["message"]
         return message
     if kind in ("expired", "canceled"):
-        return TransportInvalid(f"batch_{'cancelled' if kind == 'canceled' else kind}",
+        return TransportInvalid(R.BATCH_CANCELLED if kind == "canceled" else R.BATCH_EXPIRED,
                                 detail=f"request {kind} in its batch")
     if kind == "errored" and isinstance(result, dict):
         error = result.get("error")
         inner = error.get("error") if isinstance(error, dict) else None
         what = inner if isinstance(inner, dict) else error if isinstance(error, dict) else {}
-        return TransportInvalid("batch_request_error", detail=f"{what.get('type')}: "
+        return TransportInvalid(R.BATCH_REQUEST_ERROR, detail=f"{what.get('type')}: "
                                 f"{str(what.get('message'))[:200]}")
-    return TransportInvalid("malformed_body", detail="batch result of unknown type")
+    return TransportInvalid(R.MALFORMED_BODY, detail="batch result of unknown type")
 
 
 def _id(obj: dict[str, Any]) -> str:
     value = obj.get("id")
     if not isinstance(value, str) or not value:
-        raise TransportInvalid("malformed_body", detail="batch create: no 'id' in the response")
+        raise TransportInvalid(R.MALFORMED_BODY, detail="batch create: no 'id' in the response")
     return value

@@ -16,8 +16,9 @@ from typing import Any, Protocol
 import aiohttp
 
 from snapaudit.errors import ConfigError, TransportInvalid
+from snapaudit.systems.failure import R, classify_status
 from snapaudit.systems.redact import body_excerpt
-from snapaudit.testbed.generate._http import JsonPoster
+from snapaudit.testbed.generate._http import JsonPoster, json_object
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
 from snapaudit.testbed.generate.batch_results import BatchResults, Convert
 
@@ -85,31 +86,34 @@ def limits(default_requests: int, default_bytes: int, max_requests: int | None,
 
 
 class BatchHttp(JsonPoster):
-    """Any method, JSON or form bodies, bodies capped; results files spooled to disk."""
+    """The one client for batch calls: any method, JSON or form bodies, bodies capped;
+    results files spooled to disk."""
 
     async def json(self, method: str, url: str, headers: dict[str, str], *,
                    json_body: Any = None, data: Any = None) -> dict[str, Any]:
-        parts: list[bytes] = []
-        await self._request(method, url, headers, parts.append, self._max_bytes,
-                            json=json_body, data=data)
-        return self._decode(b"".join(parts))
+        return json_object(await self.request_json(method, url, headers, json=json_body,
+                                                   data=data))
 
     async def download(self, url: str, headers: dict[str, str], results: BatchResults,
                        convert: Convert) -> None:
         """GET a results file into ``results`` (spooled chunk by chunk, then indexed); no
         total time limit, but ``timeout_s`` without a byte stops it."""
         f = results.spool()
-        timeout = aiohttp.ClientTimeout(total=None, sock_read=self._timeout.total)
-        await self._request("GET", url, headers, f.write, RESULTS_MAX_BYTES, timeout=timeout)
+        timeout = aiohttp.ClientTimeout(total=None, sock_read=self.timeout.total)
+        await self.request("GET", url, headers, f.write, max_bytes=RESULTS_MAX_BYTES,
+                           timeout=timeout)
         results.add_file(f, convert)
 
     def excerpt(self, raw: bytes) -> str:
-        return body_excerpt(raw, self._secrets)
+        return body_excerpt(raw, self.secrets)
 
 
 def status_error(status: int, detail: str) -> TransportInvalid:
-    """A failed request inside a batch, by its HTTP status."""
-    reason = "http_429" if status == 429 else "http_5xx" if status >= 500 else "http_4xx"
+    """A failed request inside a batch, by its HTTP status: the reason of the same status
+    from a synchronous call (:func:`~snapaudit.systems.failure.classify_status`), or
+    ``batch_request_error`` for a status that would be fatal there (one request's error must
+    not stop the batch)."""
+    reason = classify_status(status) or R.BATCH_REQUEST_ERROR
     return TransportInvalid(reason, detail=f"in batch: HTTP {status}: {detail}")
 
 

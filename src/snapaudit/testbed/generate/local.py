@@ -32,6 +32,7 @@ from typing import Any
 
 from snapaudit.errors import BackendError, TransportInvalid
 from snapaudit.hashing import sha256_file
+from snapaudit.systems.failure import R
 from snapaudit.testbed.generate._gbnf import grammar_for
 from snapaudit.testbed.generate._http import left_to_provider
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
@@ -155,9 +156,9 @@ class LocalGenerator:
                     **kwargs,
                 )
             except ValueError as exc:
-                raise TransportInvalid("prompt_too_long", detail=str(exc)) from None
+                raise TransportInvalid(R.PROMPT_TOO_LONG, detail=str(exc)) from None
             except RuntimeError as exc:
-                raise TransportInvalid("local_error", detail=str(exc)) from None
+                raise TransportInvalid(R.LOCAL_ERROR, detail=str(exc)) from None
             latency = time.perf_counter() - start
         choice = out["choices"][0]
         usage = out.get("usage") or {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from snapaudit.errors import TransportInvalid
+from snapaudit.systems.failure import R
 from snapaudit.systems.replicas import call_replica, pool_for
 from snapaudit.testbed.generate._http import (
     JsonPoster,
@@ -130,15 +131,15 @@ def _message_text(payload: dict[str, Any]) -> tuple[str, str | None]:
     """The assistant text and finish reason of the first choice; malformed_body otherwise."""
     choices = payload.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise TransportInvalid("malformed_body", detail="no choices in the response")
+        raise TransportInvalid(R.MALFORMED_BODY, detail="no choices in the response")
     choice = choices[0]
     message = choice.get("message")
     if not isinstance(message, dict):
-        raise TransportInvalid("malformed_body", detail="choice has no message")
+        raise TransportInvalid(R.MALFORMED_BODY, detail="choice has no message")
     content = message.get("content")
     if not isinstance(content, str):
         refusal = message.get("refusal")
         detail = f"refusal: {refusal}" if isinstance(refusal, str) else "message has no content"
-        raise TransportInvalid("empty_response", detail=detail)
+        raise TransportInvalid(R.EMPTY_RESPONSE, detail=detail)
     finish = choice.get("finish_reason")
     return content, finish if isinstance(finish, str) else None

@@ -15,6 +15,7 @@ from typing import Any
 import aiohttp
 
 from snapaudit.errors import TransportInvalid
+from snapaudit.systems.failure import R
 from snapaudit.testbed.generate._http import join_url, public_url, read_api_key
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
 from snapaudit.testbed.generate.batch_api import (
@@ -110,12 +111,12 @@ class OpenAIBatch:
         error = obj.get("error")
         if isinstance(error, dict):
             code = str(error.get("code") or "error")
-            reason = {"batch_expired": "batch_expired",
-                      "batch_cancelled": "batch_cancelled"}.get(code, "batch_request_error")
+            reason = {"batch_expired": R.BATCH_EXPIRED,
+                      "batch_cancelled": R.BATCH_CANCELLED}.get(code, R.BATCH_REQUEST_ERROR)
             return TransportInvalid(reason, detail=f"{code}: {str(error.get('message'))[:200]}")
         response = obj.get("response")
         if not isinstance(response, dict):
-            return TransportInvalid("malformed_body", detail="batch result has no response")
+            return TransportInvalid(R.MALFORMED_BODY, detail="batch result has no response")
         status_code, body = response.get("status_code"), response.get("body")
         if status_code != 200 or not isinstance(body, dict):
             return status_error(status_code if isinstance(status_code, int) else 0,
@@ -130,5 +131,5 @@ class OpenAIBatch:
 def _str(obj: dict[str, Any], key: str, where: str) -> str:
     value = obj.get(key)
     if not isinstance(value, str) or not value:
-        raise TransportInvalid("malformed_body", detail=f"{where}: no {key!r} in the response")
+        raise TransportInvalid(R.MALFORMED_BODY, detail=f"{where}: no {key!r} in the response")
     return value

@@ -1,7 +1,14 @@
-"""The retriever interface: top-k over the first ``prefix`` shards of a corpus."""
+"""The retriever interface: top-k over the first ``prefix`` shards of a corpus.
+
+Retrieval is awaited (:meth:`Retriever.asearch`): a hosted search service is called through
+the one async HTTP client and never blocks the event loop. In-process retrievers (BM25,
+dense) search synchronously (:meth:`InProcessRetriever.search`, what their own callers and
+benchmarks use) and are awaited through the same interface.
+"""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -24,9 +31,27 @@ class Retriever(Protocol):
         """Backend, parameters and index hashes that shape results."""
         ...
 
-    def search(self, query: str, prefix: int, k: int) -> list[Hit]:
+    async def asearch(self, query: str, prefix: int, k: int) -> list[Hit]:
         """Top-``k`` hits over shards ``0 .. prefix-1``, ties broken by doc id."""
         ...
 
     def document(self, doc_id: str) -> Document:
         ...
+
+    async def aclose(self) -> None:
+        """Release connections."""
+        ...
+
+
+class InProcessRetriever(ABC):
+    """A retriever that searches in this process: synchronous inside, awaited outside."""
+
+    @abstractmethod
+    def search(self, query: str, prefix: int, k: int) -> list[Hit]:
+        """Top-``k`` hits over shards ``0 .. prefix-1``, ties broken by doc id."""
+
+    async def asearch(self, query: str, prefix: int, k: int) -> list[Hit]:
+        return self.search(query, prefix, k)
+
+    async def aclose(self) -> None:
+        return None

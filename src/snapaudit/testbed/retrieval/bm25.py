@@ -28,7 +28,7 @@ import numpy as np
 
 from snapaudit.errors import ConfigError, IntegrityError
 from snapaudit.hashing import sha256_file
-from snapaudit.testbed.retrieval.base import Document, Hit
+from snapaudit.testbed.retrieval.base import Document, Hit, InProcessRetriever
 from snapaudit.testbed.retrieval.bm25_build import INDEX_VERSION
 from snapaudit.testbed.retrieval.bm25_shard import ShardIndex, Terms
 from snapaudit.testbed.retrieval.tokenize import TOKENIZER, tokenize
@@ -80,7 +80,7 @@ def merge_top(lists: list[list[tuple[float, str]]], k: int) -> list[Hit]:
     return [Hit(doc_id, -neg) for neg, doc_id in cands[:k]]
 
 
-class Bm25Retriever:
+class Bm25Retriever(InProcessRetriever):
     """BM25 top-k over the first ``prefix`` shards of a built corpus (in this process)."""
 
     def __init__(self, corpus_dir: str | Path, k1: float = 0.9, b: float = 0.4):

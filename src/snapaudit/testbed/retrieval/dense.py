@@ -21,7 +21,7 @@ import numpy as np
 from snapaudit.errors import BackendError, ConfigError
 from snapaudit.hashing import sha256_text
 from snapaudit.testbed.corpus.store import DocStore
-from snapaudit.testbed.retrieval.base import Document, Hit
+from snapaudit.testbed.retrieval.base import Document, Hit, InProcessRetriever
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
@@ -43,7 +43,7 @@ def _model_path(model: str | None) -> tuple[str, str]:
     return model, Path(model).name
 
 
-class DenseRetriever:
+class DenseRetriever(InProcessRetriever):
     """Exact inner-product top-k over the first ``prefix`` shards."""
 
     def __init__(self, corpus_dir: str | Path, model: str | None = None, batch_size: int = 64):

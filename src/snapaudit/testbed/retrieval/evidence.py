@@ -50,7 +50,7 @@ class EvidenceBuilder:
             known = ", ".join(sorted(self.testbed.states)) or "none"
             raise ConfigError(f"unknown testbed state {state!r} (known: {known})") from None
 
-    def evidence(self, question_id: str, question: str, state: str) -> Evidence | None:
+    async def evidence(self, question_id: str, question: str, state: str) -> Evidence | None:
         """Ordered doc ids and rendered evidence; ``None`` for a 0-shard state."""
         prefix = self.prefix(state)
         if prefix == 0:
@@ -60,7 +60,7 @@ class EvidenceBuilder:
         path = self._cache_path(key)
         if path is not None and path.exists():
             return _read_cache(path, key)
-        hits = self.retriever.search(question, prefix, self.testbed.top_k)
+        hits = await self.retriever.asearch(question, prefix, self.testbed.top_k)
         docs = [self.retriever.document(h.doc_id) for h in hits]
         rendered = render_evidence(docs, self.testbed.render)
         assert rendered is not None
@@ -68,6 +68,11 @@ class EvidenceBuilder:
         if path is not None:
             _write_cache(path, key, ev, [h.score for h in hits])
         return ev
+
+    async def aclose(self) -> None:
+        """Release the retriever's connections (a hosted search service's session)."""
+        if self._retriever is not None:
+            await self._retriever.aclose()
 
     def spec(self) -> dict[str, Any]:
         """Everything that shapes the evidence: backend, params, corpus hash, limits, k."""

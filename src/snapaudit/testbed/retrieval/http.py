@@ -7,21 +7,21 @@ The response is JSON; ``results_path`` names the list of results and ``id_path``
 part made of digits indexes a list (``data.hits``, ``doc.meta.url``, ``items.0.id``); an empty
 path is the value itself. The service's order is kept (it owns ranking and tie-breaks).
 
-Connection failures, timeouts, 429 and 5xx, and unparseable or unmappable bodies raise
-:class:`~snapaudit.errors.TransportInvalid` (retryable); other 4xx raise BackendError.
+Calls go through the one async client (:class:`snapaudit.systems.transport.HttpClient`), so
+a retrieval waiting on the service never blocks the event loop, and failures have the
+reasons of every other HTTP call (:mod:`snapaudit.systems.failure`): connection failures,
+timeouts, 408/409/425/429 and 5xx, bodies that are not JSON (``malformed_json``) or lack a
+configured path (``schema``) raise :class:`~snapaudit.errors.TransportInvalid`
+(retryable); other 4xx raise BackendError (404: NotFoundError).
 """
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.parse
-import urllib.request
 from typing import Any
 
-from snapaudit.errors import BackendError, ConfigError, TransportInvalid
-from snapaudit.systems.bounded import DEFAULT_MAX_RESPONSE_BYTES, parse_json, read_body_sync
-from snapaudit.systems.redact import redact
+from snapaudit.errors import ConfigError, TransportInvalid
+from snapaudit.systems.failure import R
+from snapaudit.systems.transport import HttpClient
 from snapaudit.testbed.retrieval.base import Document, Hit
 from snapaudit.testbed.retrieval.config import HttpRetrieverConfig as RetrieverConfig
 
@@ -39,13 +39,15 @@ def json_path(value: Any, path: str) -> Any:
 
 
 class HttpRetriever:
-    """A hosted search service as a retriever."""
+    """A hosted search service as a retriever, called through the one async client."""
 
     def __init__(self, config: RetrieverConfig):
         if not config.url:
             raise ConfigError("retriever.url is required for kind = 'http'")
         self.config = config
+        self.url: str = config.url
         self._docs: dict[str, Document] = {}
+        self._client = HttpClient(timeout_s=config.timeout_s)
 
     def spec(self) -> dict[str, Any]:
         c = self.config
@@ -53,36 +55,18 @@ class HttpRetriever:
                 "k_param": c.k_param, "prefix_param": c.prefix_param,
                 "paths": [c.results_path, c.id_path, c.url_path, c.text_path]}
 
-    def _request(self, params: dict[str, Any]) -> urllib.request.Request:
-        c = self.config
-        assert c.url is not None
-        if c.method == "GET":
-            sep = "&" if urllib.parse.urlsplit(c.url).query else "?"
-            return urllib.request.Request(c.url + sep + urllib.parse.urlencode(params))
-        body = json.dumps(params).encode()
-        return urllib.request.Request(c.url, data=body, method="POST",
-                                      headers={"Content-Type": "application/json"})
+    async def _fetch(self, params: dict[str, Any]) -> Any:
+        if self.config.method == "GET":
+            return await self._client.request_json(
+                "GET", self.url, {}, params={k: str(v) for k, v in params.items()})
+        return await self._client.request_json("POST", self.url, {}, json=params)
 
-    def _fetch(self, params: dict[str, Any]) -> Any:
-        try:
-            with urllib.request.urlopen(self._request(params),
-                                        timeout=self.config.timeout_s) as resp:
-                raw = read_body_sync(resp, DEFAULT_MAX_RESPONSE_BYTES)
-        except urllib.error.HTTPError as exc:
-            exc.close()
-            if exc.code == 429 or exc.code >= 500:
-                raise TransportInvalid(f"http {exc.code}", detail=str(self.config.url)) from exc
-            raise BackendError(f"search API {self.config.url} answered {exc.code}") from exc
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
-            raise TransportInvalid("connection", detail=redact(str(exc))) from exc
-        return parse_json(raw, "unparseable body")
-
-    def search(self, query: str, prefix: int, k: int) -> list[Hit]:
+    async def asearch(self, query: str, prefix: int, k: int) -> list[Hit]:
         c = self.config
         params: dict[str, Any] = {c.query_param: query, c.k_param: k}
         if c.prefix_param:
             params[c.prefix_param] = prefix
-        body = self._fetch(params)
+        body = await self._fetch(params)
         try:
             results = json_path(body, c.results_path)
             if not isinstance(results, list):
@@ -90,12 +74,15 @@ class HttpRetriever:
             docs = [Document(str(json_path(r, c.id_path)), _opt(r, c.url_path),
                              str(json_path(r, c.text_path))) for r in results[:k]]
         except KeyError as exc:
-            raise TransportInvalid("unmappable body", detail=f"missing path {exc}") from exc
+            raise TransportInvalid(R.SCHEMA, detail=f"missing path {exc}") from exc
         hits = []
         for rank, doc in enumerate(docs):
             self._docs[doc.doc_id] = doc
             hits.append(Hit(doc.doc_id, float(len(docs) - rank)))
         return hits
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
 
     def document(self, doc_id: str) -> Document:
         try:
