@@ -19,7 +19,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "snapaudit"
 LAYERS = ["root", "stats", "systems", "testbed", "judge", "run", "artifact", "report",
           "demo", "cli"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
-ROOT_MODULES = {"_model", "errors", "hashing", "names", "progress", "tables"}
+ROOT_MODULES = {"_model", "atomic", "errors", "hashing", "names", "progress", "tables"}
 
 
 def _module_name(path: Path) -> str:

@@ -99,7 +99,7 @@ def _judge_table(run_dir: Path) -> dict[str, Any]:
 
 def load_run(run_dir: str | Path) -> RunView:
     """Read a finished run directory (results.json and tables/)."""
-    rd = RunDir(run_dir)
+    rd = RunDir(run_dir, read_only=True)
     root = rd.path
     results = read_results(rd.results_path)  # first: an unfinished run has none
     if rd.has_ledger():
