@@ -29,6 +29,7 @@ from typing import Any
 
 from snapaudit.errors import InputError
 from snapaudit.hashing import canonical_json, sha256_file, sha256_json, sha256_text
+from snapaudit.run.ledger.store import connect_read_only
 from snapaudit.run.rundir import RunDir
 from snapaudit.tables import read_answers, read_gold, read_labels, write_answers, write_labels
 
@@ -90,7 +91,7 @@ def _stages(db: sqlite3.Connection) -> list[str]:
 def _export_ledger(ledger: Path, out: Path) -> dict[str, bool]:
     """Write each stage's cells and attempts; return stage -> whether anything was hashed."""
     (out / "ledger").mkdir()
-    db = sqlite3.connect(f"file:{ledger}?mode=ro", uri=True)
+    db = connect_read_only(ledger)
     hashed: dict[str, bool] = {}
     try:
         for stage in _stages(db):

@@ -147,6 +147,9 @@ def initialize_run(protocol: Protocol, rd: RunDir, manifest: dict[str, Any],
     the run began, and a ledger that lost that record is an IntegrityError, never a restart.
     """
     ledger = rd.ledger()  # the folder's lock first; creates the ledger
+    if ledger.get_meta("protocol_sha256") is not None:  # another run began it meanwhile
+        raise IntegrityError(f"{rd.path}: another snapaudit run began this run directory "
+                             "meanwhile; nothing was changed: re-run to resume it")
     marker = rd.path / INITIALIZING_NAME
     atomic.write_text(marker, "")
     cohort_hash = cohort.write_manifest(rd.cohort_path, manifest)

@@ -42,9 +42,9 @@ def sqlite_error(path: Path, exc: sqlite3.Error) -> SnapauditError:
     """The snapaudit error for a SQLite error on the ledger at ``path``."""
     kind = _kind(exc)
     if kind == "full":
-        return StorageError(f"{path}: cannot write the ledger ({exc}; the disk is probably "
-                            "full): free space and re-run (everything already committed is "
-                            "kept)")
+        why = str(exc) if "full" in str(exc) else f"{exc}; the disk is probably full"
+        return StorageError(f"{path}: cannot write the ledger ({why}): free space and re-run "
+                            "(everything already committed is kept)")
     if kind == "readonly":
         return StorageError(f"{path}: the ledger cannot be opened for writing ({exc}): the "
                             "folder is read-only or not accessible")

@@ -206,3 +206,17 @@ def recorded_began(path: Path) -> bool:
             db.close()
     except sqlite3.Error as exc:
         raise sqlite_error(path, exc) from exc
+
+
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection to the ledger at ``path``: immutable when the folder is
+    read-only or its disk full and no write-ahead log is pending; clear errors otherwise."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return db
+    except sqlite3.Error as exc:
+        db.close()
+        if not is_storage(exc) or _wal_pending(path):
+            raise sqlite_error(path, exc) from exc
+    return sqlite3.connect(path.resolve().as_uri() + "?immutable=1", uri=True)
