@@ -155,9 +155,11 @@ class RunDir:
         self._lock.release()
 
     def began_files(self) -> list[str]:
-        """The files that say the run began (written before the ledger records it), unless
-        an initialisation was cut short (``.initializing`` is left until it is recorded)."""
-        if (self.path / INITIALIZING_NAME).exists():
+        """The files that say the run began: ``cohort.json`` (with ``protocol.resolved.toml``
+        when present), written before the ledger records the start, unless that start was
+        cut short (``.initializing`` is left until it is recorded). A folder of tables
+        brought from elsewhere has a resolved protocol but no cohort manifest."""
+        if (self.path / INITIALIZING_NAME).exists() or not self.cohort_path.exists():
             return []
         return [p.name for p in (self.cohort_path, self.protocol_path) if p.exists()]
 
