@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from tests.engine.helpers import write_protocol, write_world
 from tests.engine.test_cli_errors import snapaudit
+from tests.fakes.cli_process import run_cli, wait_for_new_attempt
 from tests.fakes.rag_service import FakeRagService
 
 FREE_AND_RERUN = "free space and re-run"
@@ -126,3 +127,22 @@ def test_run_on_a_read_only_finished_run_prints_its_summary(tmp_path: Path) -> N
                             "design.seed=8", "--progress", "silent", cwd=tmp_path)
         assert changed.returncode == 2 and "protocol differs" in changed.stderr
         assert {p.name: p.read_bytes() for p in run_dir.iterdir() if p.is_file()} == before
+
+
+def test_a_disk_that_fills_during_the_run_is_exit_2_and_the_run_resumes(
+        tmp_path: Path) -> None:
+    write_world(tmp_path, n=6)
+    with FakeRagService(latency_s=0.2) as svc, tmpfs(tmp_path / "disk", "2m") as disk:
+        proto = write_protocol(tmp_path, svc, size=6, run={"concurrency": 1})
+        run_dir = disk / "run"
+        proc = run_cli(proto, run_dir)
+        wait_for_new_attempt(run_dir, proc)
+        filler = fill(disk)
+        _, err = proc.communicate(timeout=120)
+        text = err.decode()
+        assert proc.returncode == 2, text
+        assert FREE_AND_RERUN in text and str(run_dir) in text, text
+        assert "internal error" not in text and "Traceback" not in text
+        filler.unlink()
+        again = _run(proto, run_dir, tmp_path)
+        assert again.returncode == 0, again.stderr
