@@ -10,6 +10,7 @@ Layout::
     DIR/results.json             the analysis
     DIR/report.html, report.md   the report
     DIR/judge-audit/<judge>.json, DIR/replicate/<generator>.json
+    DIR/.lock                    held by the command writing the run (run/dirlock.py)
 
 Every stage receives a :class:`RunDir` instead of a path; :meth:`RunDir.ledger` opens the
 SQLite ledger once per command and :meth:`RunDir.close` closes it.
