@@ -10,6 +10,8 @@ so a caller can catch one type. The CLI maps them to exit codes::
     ├── IntegrityError                  a ledger, lock, manifest or artifact that changed
     │   └── ProtocolMismatchError       resuming with a protocol whose hash differs
     ├── LockError                       a stage run out of order (e.g. gold read before unlock)
+    ├── BusyError                       another snapaudit command is writing the run directory
+    ├── StorageError                    a full disk or a read-only folder: names the path
     ├── BackendError                    a backend that cannot be used (missing extra, bad model)
     │   └── NotFoundError               a URL or object the service does not know (HTTP 404)
     ├── TransportInvalid                one retryable failed external call (never escapes a run)
@@ -69,6 +71,16 @@ class ProtocolMismatchError(IntegrityError):
 
 class LockError(SnapauditError):
     """A stage was attempted out of order, e.g. reading gold before the gold unlock."""
+
+
+class BusyError(SnapauditError):
+    """Another snapaudit command holds the run directory's lock (``DIR/.lock``); the message
+    names its pid, host, command and start time."""
+
+
+class StorageError(SnapauditError):
+    """A file or the ledger cannot be written: the disk is full (free space and re-run) or
+    the folder is read-only. The message names the path; nothing recorded is lost."""
 
 
 class BackendError(SnapauditError):

@@ -19,8 +19,8 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "snapaudit"
 LAYERS = ["root", "stats", "systems", "testbed", "judge", "run", "artifact", "report",
           "demo", "cli"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
-ROOT_MODULES = {"_kinds", "_model", "errors", "hashing", "names", "progress", "registry",
-                "tables"}
+ROOT_MODULES = {"_kinds", "_model", "atomic", "errors", "hashing", "names", "progress",
+                "registry", "tables"}
 
 
 def _module_name(path: Path) -> str:

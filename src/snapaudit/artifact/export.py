@@ -20,6 +20,7 @@ environment variables, never their values). Layout::
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -28,6 +29,7 @@ from typing import Any
 
 from snapaudit.errors import InputError
 from snapaudit.hashing import canonical_json, sha256_file, sha256_json, sha256_text
+from snapaudit.run.ledger.store import connect_read_only
 from snapaudit.run.rundir import RunDir
 from snapaudit.tables import read_answers, read_gold, read_labels, write_answers, write_labels
 
@@ -89,7 +91,7 @@ def _stages(db: sqlite3.Connection) -> list[str]:
 def _export_ledger(ledger: Path, out: Path) -> dict[str, bool]:
     """Write each stage's cells and attempts; return stage -> whether anything was hashed."""
     (out / "ledger").mkdir()
-    db = sqlite3.connect(f"file:{ledger}?mode=ro", uri=True)
+    db = connect_read_only(ledger)
     hashed: dict[str, bool] = {}
     try:
         for stage in _stages(db):
@@ -149,7 +151,7 @@ def _protocol_json(rd: RunDir) -> dict[str, Any]:
 
 def export_artifact(run_dir: str | Path, out: str | Path) -> Path:
     """Write the sanitized artifact of ``run_dir`` into the new directory ``out``."""
-    rd, dest = RunDir(run_dir), Path(out)
+    rd, dest = RunDir(run_dir, read_only=True), Path(out)
     results_path = rd.results_path
     if not results_path.exists():
         raise InputError("results.json not found; the run is not finished", path=str(rd.path))
@@ -159,7 +161,23 @@ def export_artifact(run_dir: str | Path, out: str | Path) -> Path:
     if rd.has_ledger():
         with rd:
             rd.ledger()  # verifies every accepted cell before anything is written
-    dest.mkdir(parents=True)
+    # written into a hidden folder next to ``out`` and renamed at the end: an interrupted
+    # export leaves no artifact (only the hidden folder), never a partial one
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    partial = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir()
+    try:
+        _write_artifact(rd, partial)
+        partial.rename(dest)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    return dest
+
+
+def _write_artifact(rd: RunDir, dest: Path) -> None:
+    results_path = rd.results_path
     hashed: dict[str, bool] = {}
     if rd.has_ledger():
         hashed = _export_ledger(rd.ledger_path, dest)
@@ -180,6 +198,6 @@ def export_artifact(run_dir: str | Path, out: str | Path) -> Path:
                 "files": {f: sha256_file(dest / f) for f in files},
                 "hashed_stages": sorted(s for s, h in hashed.items() if h),
                 "sanitized_keys": sorted(SENSITIVE_KEYS)}
+    # the manifest is written last: an artifact without one is an incomplete export
     (dest / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n",
                                         encoding="utf-8")
-    return dest

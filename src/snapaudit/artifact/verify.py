@@ -27,7 +27,7 @@ from typing import Any
 from snapaudit.artifact.export import SENSITIVE_KEYS
 from snapaudit.artifact.export import claims as claims_of
 from snapaudit.artifact.safety import check_tree, entry_path, entry_problem, load_json, load_jsonl
-from snapaudit.errors import ConfigError, IntegrityError, VerificationError
+from snapaudit.errors import ConfigError, InputError, IntegrityError, VerificationError
 from snapaudit.hashing import sha256_file, sha256_json
 from snapaudit.names import NAME_RULE, is_name
 from snapaudit.run.stages.keys import AnswerKey
@@ -272,7 +272,9 @@ def _verify(root: Path, gold: str | Path | None) -> VerifyReport:
                           "ARTIFACT")
     present = check_tree(root)
     if "manifest.json" not in present:
-        raise VerificationError([f"file manifest.json: missing from {root}"])
+        raise InputError("incomplete export (missing manifest.json, which export writes "
+                         "last): the export was interrupted; export the run again",
+                         path=str(root))
     check_files(root, present, report)
     if report.failures:
         raise VerificationError(report.failures)

@@ -7,9 +7,12 @@ optional.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
+import sqlite3
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -88,8 +91,14 @@ def main(argv: list[str] | None = None) -> Any:
     except OSError as exc:
         if os.environ.get("SNAPAUDIT_TRACEBACK"):
             raise
-        where = f"{exc.filename}: " if exc.filename else ""
-        click.echo(f"error: {where}{exc.strerror or exc}", err=True)
+        click.echo(f"error: {os_error_message(exc)}", err=True)
+        sys.exit(2)
+    except sqlite3.Error as exc:  # a ledger read outside the ledger's own error mapping
+        if os.environ.get("SNAPAUDIT_TRACEBACK"):
+            raise
+        from snapaudit.run.ledger.faults import sqlite_error
+
+        click.echo(f"error: {sqlite_error(Path('ledger.sqlite'), exc)}", err=True)
         sys.exit(2)
     except Exception as exc:
         if os.environ.get("SNAPAUDIT_TRACEBACK"):
@@ -98,6 +107,17 @@ def main(argv: list[str] | None = None) -> Any:
         click.echo(f"internal error: {type(exc).__name__}: {message}\n(this is a bug; "
                    "set SNAPAUDIT_TRACEBACK=1 to see where, and please report it)", err=True)
         sys.exit(1)
+
+
+def os_error_message(exc: OSError) -> str:
+    """An OSError in words, with its path; a full disk says what to do."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    text = f"{where}{exc.strerror or exc}"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        text += " (the disk is full): free space and re-run; everything already recorded is kept"
+    elif exc.errno == errno.EROFS:
+        text += " (a read-only folder: status, report and export read it; run cannot write it)"
+    return text
 
 
 def _ignore_sigint() -> None:

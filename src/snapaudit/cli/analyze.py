@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from pydantic import ValidationError
 
-from snapaudit import tables
+from snapaudit import atomic, tables
 from snapaudit._model import describe_errors
 from snapaudit.cli._common import check_output_path
 from snapaudit.errors import ConfigError
@@ -70,8 +70,8 @@ def command(answers: Path, labels: Path | None, gold: Path | None, gold_format: 
     result = analyze(rows, config=config, labels=labs, gold=gold_map)
     click.echo(render_text(result), nl=False)
     if json_out is not None:
-        json_out.write_text(json.dumps(result.to_json(), indent=2, ensure_ascii=False,
-                                       allow_nan=False) + "\n", encoding="utf-8")
+        atomic.write_text(json_out, json.dumps(result.to_json(), indent=2, ensure_ascii=False,
+                                              allow_nan=False) + "\n")
     if fail_on == "incompatible":
         from snapaudit.cli.run import exit_for_gate
 

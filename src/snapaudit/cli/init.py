@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from snapaudit import atomic
 from snapaudit.errors import ConfigError
 
 
@@ -27,5 +28,5 @@ def command(kind: str, out: Path | None) -> None:
         return
     if out.exists():
         raise ConfigError(f"{out} exists; choose another --out")
-    out.write_text(text, encoding="utf-8")
+    atomic.write_text(out, text)
     click.echo(f"wrote {out}", err=True)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from snapaudit import atomic
 from snapaudit.cli._common import check_output_path
 from snapaudit.errors import ConfigError
 from snapaudit.run.pilot import pilot_from_run
@@ -81,4 +82,4 @@ def command(pilot: Path, target_d: str, power: float, questions: str | None,
         click.echo(render_mde(measured, rows, power), nl=False)
         doc["mde"] = mde_json(rows)
     if json_out is not None:
-        json_out.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        atomic.write_text(json_out, json.dumps(doc, indent=2) + "\n")

@@ -82,6 +82,17 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
             click.echo(f"forgot batch {row.local_id} ({known_as}): its {row.n_requests} "
                        "requests go into a new batch", err=True)
     complete = RunDir(target).results_path.exists()
+    if complete and not forget:
+        from snapaudit.run.readonly import finished_results, read_only_finished
+
+        if read_only_finished(target):  # nothing can be written: verify, print, done
+            results = finished_results(protocol, target)
+            click.echo(f"run already complete: {target} is read-only; its results were "
+                       "verified, not re-written")
+            click.echo(results_summary(results), nl=False)
+            if fail_on == "incompatible":
+                exit_for_gate(results.get("gate", {}))
+            return
     progress = make_progress(progress_kind)
     try:
         outcome = run_audit(protocol, target, base_dir=protocol_path.resolve().parent,

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from snapaudit import atomic
 from snapaudit.report.content import build_report
 from snapaudit.report.html import render_html
 from snapaudit.report.load import RunView, load_run
@@ -41,6 +42,6 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> Repo
     out = Path(out_dir) if out_dir is not None else Path(run_dir)
     out.mkdir(parents=True, exist_ok=True)
     html_path, md_path = out / RunDir(out).report_html.name, out / RunDir(out).report_md.name
-    html_path.write_text(render_html(report), encoding="utf-8", newline="\n")
-    md_path.write_text(render_markdown(report), encoding="utf-8", newline="\n")
+    atomic.write_text(html_path, render_html(report), newline="\n")  # a kill: old or new
+    atomic.write_text(md_path, render_markdown(report), newline="\n")
     return ReportPaths(html_path, md_path, report)

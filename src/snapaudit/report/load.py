@@ -7,7 +7,6 @@ never the engine's internals.
 from __future__ import annotations
 
 import json
-import sqlite3
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from snapaudit.errors import InputError
+from snapaudit.run.ledger.store import connect_read_only
 from snapaudit.run.rundir import RunDir
 from snapaudit.tables import AnswerRow, PairLabel, read_answers, read_gold, read_labels
 
@@ -68,7 +68,7 @@ def read_locks(ledger: Path) -> list[dict[str, Any]]:
     """Lock rows of a ledger as plain dicts (empty when there is no ledger or no locks)."""
     if not ledger.exists():
         return []
-    conn = sqlite3.connect(f"file:{ledger}?mode=ro", uri=True)
+    conn = connect_read_only(ledger)
     try:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if "locks" not in tables:
@@ -99,7 +99,7 @@ def _judge_table(run_dir: Path) -> dict[str, Any]:
 
 def load_run(run_dir: str | Path) -> RunView:
     """Read a finished run directory (results.json and tables/)."""
-    rd = RunDir(run_dir)
+    rd = RunDir(run_dir, read_only=True)
     root = rd.path
     results = read_results(rd.results_path)  # first: an unfinished run has none
     if rd.has_ledger():

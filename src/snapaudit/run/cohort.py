@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from snapaudit import atomic
 from snapaudit.errors import InputError, IntegrityError
 from snapaudit.hashing import canonical_json, sha256_file, sha256_text
 from snapaudit.run.protocol import CohortConfig
@@ -178,9 +179,7 @@ def select(cfg: CohortConfig, base: Path) -> dict[str, Any]:
 
 def write_manifest(path: Path, manifest: dict[str, Any]) -> str:
     """Write the manifest (canonical JSON + newline) atomically; return its SHA-256."""
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(canonical_json(manifest) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    atomic.write_text(path, canonical_json(manifest) + "\n")
     return sha256_file(path)
 
 

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from snapaudit import atomic
 from snapaudit.errors import LockError
 from snapaudit.judge.config import JudgeConfig
 from snapaudit.judge.registry import build_judge
@@ -50,7 +51,7 @@ async def audit_run_dir(rd: RunDir, judge_config: JudgeConfig, sample: int,
     out.parent.mkdir(parents=True, exist_ok=True)
     body = {"schema": "snapaudit/judge-audit/v1", "judge": judge.spec(),
             "primary": plan.primary, "sample": sample, "seed": plan.seed, **result.to_json()}
-    out.write_text(json.dumps(body, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    atomic.write_text(out, json.dumps(body, indent=2, sort_keys=True) + "\n")
     return result, out
 
 

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from snapaudit import atomic
 from snapaudit._model import Frozen
 from snapaudit.errors import IntegrityError, ProtocolMismatchError
 from snapaudit.hashing import canonical_json, sha256_file, sha256_json
@@ -35,7 +36,7 @@ from snapaudit.run.protocol import (
     protocol_hash,
     to_toml,
 )
-from snapaudit.run.rundir import LEDGER_NAME, RunDir
+from snapaudit.run.rundir import INITIALIZING_NAME, LEDGER_NAME, RunDir
 
 __all__ = ["LEDGER_NAME", "LockRecord", "content_now", "initialize_run", "make_lock",
            "verify_chain", "verify_run_files"]
@@ -134,21 +135,30 @@ def code_version() -> str:
 
 def write_resolved(rd: RunDir, protocol: Protocol) -> None:
     """Write ``protocol.resolved.toml`` atomically (a kill never leaves half a file)."""
-    tmp = rd.protocol_path.with_suffix(".toml.tmp")
-    tmp.write_text(to_toml(protocol), encoding="utf-8")
-    tmp.replace(rd.protocol_path)
+    atomic.write_text(rd.protocol_path, to_toml(protocol))
 
 
 def initialize_run(protocol: Protocol, rd: RunDir, manifest: dict[str, Any],
                    base_dir: Path) -> None:
-    rd.path.mkdir(parents=True, exist_ok=True)
+    """Write the run's first files, then record in one ledger transaction that it began.
+
+    ``.initializing`` marks the files as not yet recorded: a kill before the ledger records
+    them leaves a folder that the next run initialises again; once recorded, the files say
+    the run began, and a ledger that lost that record is an IntegrityError, never a restart.
+    """
+    ledger = rd.ledger()  # the folder's lock first; creates the ledger
+    if ledger.get_meta("protocol_sha256") is not None:  # another run began it meanwhile
+        raise IntegrityError(f"{rd.path}: another snapaudit run began this run directory "
+                             "meanwhile; nothing was changed: re-run to resume it")
+    marker = rd.path / INITIALIZING_NAME
+    atomic.write_text(marker, "")
     cohort_hash = cohort.write_manifest(rd.cohort_path, manifest)
     write_resolved(rd, protocol)
-    ledger = rd.ledger()
-    ledger.set_meta("protocol_bound", canonical_json(bound_fields(protocol)))
-    ledger.set_meta("cohort_sha256", cohort_hash)
-    ledger.set_meta("base_dir", str(base_dir.resolve()))
-    ledger.set_meta("protocol_sha256", protocol_hash(protocol))
+    ledger.begin_run({"protocol_bound": canonical_json(bound_fields(protocol)),
+                      "cohort_sha256": cohort_hash,
+                      "base_dir": str(base_dir.resolve()),
+                      "protocol_sha256": protocol_hash(protocol)})
+    marker.unlink()
 
 
 def verify_run_files(rd: RunDir, protocol: Protocol | None = None) -> None:

@@ -10,6 +10,7 @@ Layout::
     DIR/results.json             the analysis
     DIR/report.html, report.md   the report
     DIR/judge-audit/<judge>.json, DIR/replicate/<generator>.json
+    DIR/.lock                    held by the command writing the run (run/dirlock.py)
 
 Every stage receives a :class:`RunDir` instead of a path; :meth:`RunDir.ledger` opens the
 SQLite ledger once per command and :meth:`RunDir.close` closes it.
@@ -18,25 +19,40 @@ SQLite ledger once per command and :meth:`RunDir.close` closes it.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from snapaudit import atomic
+from snapaudit.errors import IntegrityError
+from snapaudit.run.dirlock import DirLock
 from snapaudit.run.ledger import Ledger
+from snapaudit.run.ledger.faults import sqlite_error
+from snapaudit.run.ledger.store import recorded_began
 from snapaudit.run.protocol import Protocol, load_protocol
 
 LEDGER_NAME = "ledger.sqlite"
 PROTOCOL_NAME = "protocol.resolved.toml"
 COHORT_NAME = "cohort.json"
 RESULTS_NAME = "results.json"
+INITIALIZING_NAME = ".initializing"  # present while a run's first files are being written
 
 
 class RunDir:
     """The files of one run. Use as a context manager so the ledger is closed."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, *, read_only: bool = False,
+                 command: str | None = None):
+        """``read_only`` for commands that only read (``status``, ``report``, ``export``):
+        they take no lock and can read a folder that cannot be written. A writing RunDir
+        takes the folder's lock (:mod:`snapaudit.run.dirlock`) when it opens the ledger and
+        holds it until :meth:`close`; ``command`` is what the lock file names as its holder.
+        """
         self.path = Path(path)
+        self.read_only = read_only
         self._ledger: Ledger | None = None
+        self._lock = DirLock(self.path, command)
         self.cells_verified: dict[str, int] = {}  # stage -> accepted cells checked at open
 
     def __repr__(self) -> str:
@@ -99,29 +115,59 @@ class RunDir:
     def ledger(self) -> Ledger:
         """The run's ledger, opened (and created) on first use, then shared.
 
-        On opening, every accepted cell is checked against its payload hash and its attempt
-        (:meth:`Ledger.verify_cells`); a mismatch is an IntegrityError naming the cell, and
-        the ledger is closed again.
+        A writing RunDir first takes the folder's lock (BusyError when another command
+        holds it). A folder whose ``cohort.json`` or ``protocol.resolved.toml`` says the run
+        began must have a ledger that recorded it (:func:`check_began`): otherwise an
+        IntegrityError, with nothing changed. On opening, every accepted cell is checked
+        against its payload hash and its attempt (:meth:`Ledger.verify_cells`); a mismatch
+        is an IntegrityError naming the cell, and the ledger is closed again.
         """
         if self._ledger is None:
-            self.path.mkdir(parents=True, exist_ok=True)
-            ledger = Ledger(self.ledger_path)
+            if not self.read_only:
+                self.path.mkdir(parents=True, exist_ok=True)
+                self._lock.acquire()
             try:
-                self.cells_verified = ledger.verify_cells()
+                self._ledger = self._open_ledger()
             except BaseException:
-                ledger.close()
+                self._lock.release()
                 raise
-            self._ledger = ledger
         return self._ledger
+
+    def _open_ledger(self) -> Ledger:
+        check_began(self)
+        ledger = Ledger(self.ledger_path, read_only=self.read_only)
+        try:
+            self.cells_verified = ledger.verify_cells()
+            if self.began_files() and ledger.get_meta("protocol_sha256") is None:
+                raise not_begun(self, "its run metadata (the ledger lost what it recorded: "
+                                "a -wal file gone after a crash?)")
+        except sqlite3.Error as exc:
+            ledger.close()
+            raise sqlite_error(self.ledger_path, exc) from exc
+        except BaseException:
+            ledger.close()
+            raise
+        return ledger
 
     def close(self) -> None:
         if self._ledger is not None:
             self._ledger.close()
             self._ledger = None
+        self._lock.release()
+
+    def began_files(self) -> list[str]:
+        """The files that say the run began: ``cohort.json`` (with ``protocol.resolved.toml``
+        when present), written before the ledger records the start, unless that start was
+        cut short (``.initializing`` is left until it is recorded). A folder of tables
+        brought from elsewhere has a resolved protocol but no cohort manifest."""
+        if (self.path / INITIALIZING_NAME).exists() or not self.cohort_path.exists():
+            return []
+        return [p.name for p in (self.cohort_path, self.protocol_path) if p.exists()]
 
     def initialized(self) -> bool:
         """True once the run recorded its protocol hash (the run has begun)."""
-        return self.has_ledger() and self.ledger().get_meta("protocol_sha256") is not None
+        return (self.has_ledger() or bool(self.began_files())) and \
+            self.ledger().get_meta("protocol_sha256") is not None
 
     def base_dir(self) -> Path | None:
         """The folder the run was started from (relative protocol paths resolve there)."""
@@ -138,15 +184,34 @@ class RunDir:
         """Write ``tables/<name>.jsonl`` atomically (a kill never leaves half a table)."""
         self.tables_dir.mkdir(parents=True, exist_ok=True)
         path = self.table(name)
-        tmp = path.with_suffix(".jsonl.tmp")
-        writer(tmp, rows)
-        tmp.replace(path)
+        with atomic.replacing(path) as tmp:
+            writer(tmp, rows)
         return path
 
     def write_results(self, results: dict[str, Any]) -> Path:
         """Write ``results.json`` atomically."""
-        tmp = self.results_path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(results, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-                       encoding="utf-8")
-        tmp.replace(self.results_path)
+        atomic.write_text(self.results_path, json.dumps(results, indent=2, sort_keys=True,
+                                                        ensure_ascii=False) + "\n")
         return self.results_path
+
+
+def not_begun(rd: RunDir, missing: str) -> IntegrityError:
+    return IntegrityError(
+        f"{rd.path}: {' and '.join(rd.began_files())} say the run began, but the ledger "
+        f"{rd.ledger_path.name} is missing {missing}; nothing was changed. Restore the run "
+        "directory (ledger.sqlite with its -wal file) from a backup, or start a new run "
+        "directory")
+
+
+def check_began(rd: RunDir) -> None:
+    """Before the ledger is opened (which would create it): a run whose files say it began
+    has a ledger file that is not empty."""
+    if not rd.began_files():
+        return
+    if not rd.ledger_path.exists():
+        raise not_begun(rd, "(the file does not exist)")
+    if rd.ledger_path.stat().st_size == 0:
+        raise not_begun(rd, "everything (the file is empty)")
+    if not recorded_began(rd.ledger_path):
+        raise not_begun(rd, "the record that the run began (its run metadata; a -wal file "
+                        "lost after a crash?)")

@@ -74,12 +74,12 @@ def vars_of(obj: Any) -> dict[str, Any]:
 
 def run_status(run_dir: Path) -> RunStatus:
     """Verify a run directory and summarize it; IntegrityError names anything changed."""
-    with RunDir(run_dir) as rd:
+    with RunDir(run_dir, read_only=True) as rd:
         return _status(rd)
 
 
 def _status(rd: RunDir) -> RunStatus:
-    if not rd.has_ledger():
+    if not rd.has_ledger() and not rd.began_files():
         raise ConfigError(f"{rd.path} is not a run directory (no {LEDGER_NAME})")
     verify_run_files(rd)
     protocol = rd.load_protocol()

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from snapaudit import atomic
 from snapaudit.errors import ConfigError, LockError
 from snapaudit.judge.base import Judge
 from snapaudit.judge.config import JudgeConfig
@@ -210,5 +211,5 @@ async def replicate_run_dir(run_dir: Path, generator: GeneratorConfig, sample: i
     out.parent.mkdir(parents=True, exist_ok=True)
     body = {**result.to_json(), "generator": generator.model_dump(mode="json"),
             "judge": judge.spec(), "states": [old, new]}
-    out.write_text(json.dumps(body, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    atomic.write_text(out, json.dumps(body, indent=2, sort_keys=True) + "\n")
     return result, out
