@@ -1,0 +1,103 @@
+"""Read a results document (docs/results-schema.md) back into the typed
+:class:`~snapaudit.stats.analysis.AnalysisResult` it was written from.
+
+``read_results(path).to_json()`` equals the document: every part is decoded by
+:mod:`snapaudit.stats.codec` from its own keys, the sections ``to_json`` merges (utility with
+its bootstrap deltas, the two transition variants, the secondary results) are split back,
+the computed keys (``verdict``, ``gate.verdict``, ``sample.warning``, percentages) are
+recomputed from the rest, and top-level keys the schema does not name (``usage`` of
+``snapaudit run``) are carried in ``AnalysisResult.extra`` in their order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from snapaudit.errors import InputError
+from snapaudit.stats.agreement import JudgeAgreement
+from snapaudit.stats.analysis import SCHEMA_VERSION, AnalysisResult, Comparison, KernelStats
+from snapaudit.stats.codec import decode
+from snapaudit.stats.fliprates import FlipRates
+from snapaudit.stats.flips import Flips
+from snapaudit.stats.gate import GateResult
+from snapaudit.stats.ladder import Ladder
+from snapaudit.stats.metrics import Utility
+from snapaudit.stats.multiplicity import Multiplicity
+from snapaudit.stats.overlap import Overlap
+from snapaudit.stats.permutation import DistributionTest
+from snapaudit.stats.power import SampleCheck
+from snapaudit.stats.secondary import Secondary
+from snapaudit.stats.transitions import Transitions
+from snapaudit.stats.utility import Delta
+
+# every top-level key AnalysisResult.to_json writes; any other key is carried as it is
+SCHEMA_KEYS = ("schema_version", "comparison", "kernels", "gate", "utility", "flips",
+               "flip_rates", "transitions", "overlap", "ladder", "judges", "distribution_test",
+               "multiplicity", "sample", "verdict")
+
+
+def read_results(path: str | Path) -> AnalysisResult:
+    """The typed results of a results JSON file (``snapaudit analyze --json``, or
+    ``DIR/results.json`` of ``snapaudit run``)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("results file not found", path=str(path)) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc}", path=str(path), line=exc.lineno) from None
+    if not isinstance(data, dict):
+        raise InputError("expected a JSON object", path=str(path))
+    try:
+        return result_from_json(data)
+    except InputError as exc:
+        raise InputError(str(exc), path=str(path)) from None
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise InputError(f"not a results document of schema {SCHEMA_VERSION}: {exc!r}",
+                         path=str(path)) from None
+
+
+def result_from_json(data: Mapping[str, Any]) -> AnalysisResult:
+    """The typed results of a parsed results document of schema :data:`SCHEMA_VERSION`."""
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise InputError(f"results schema_version {version!r}: this version of snapaudit "
+                         f"reads {SCHEMA_VERSION!r}")
+    util = data["utility"]
+    delta = util.get("delta") if isinstance(util, Mapping) else None
+    comparison = decode(Comparison, data["comparison"])
+    secondary = Secondary(
+        comparison.resampled,
+        flip_rates=_opt(FlipRates.from_json, data["flip_rates"]),
+        utility_delta=({k: decode(Delta, v) for k, v in delta.items()}
+                       if delta is not None else None),
+        distribution=_opt(DistributionTest.from_json, data["distribution_test"]),
+        multiplicity=_opt(lambda d: decode(Multiplicity, d), data["multiplicity"]))
+    return AnalysisResult(
+        comparison,
+        {name: KernelStats.from_json(k, name) for name, k in data["kernels"].items()},
+        decode(GateResult, data["gate"]),
+        decode(Flips, data["flips"]),
+        utility=_opt(Utility.from_json, util),
+        transitions=_transitions(data["transitions"]),
+        overlap=_opt(lambda d: decode(Overlap, d), data["overlap"]),
+        ladder=_opt(lambda d: decode(Ladder, d), data["ladder"]),
+        judges=_opt(lambda d: decode(JudgeAgreement, d), data["judges"]),
+        secondary=secondary,
+        sample=_opt(SampleCheck.from_json, data["sample"]),
+        extra={k: v for k, v in data.items() if k not in SCHEMA_KEYS})
+
+
+def _opt(read: Any, raw: Any) -> Any:
+    return None if raw is None else read(raw)
+
+
+def _transitions(raw: Mapping[str, Any] | None) -> dict[str, Transitions] | None:
+    """The primary variant and ``exact`` (the primary itself when it is the exact one)."""
+    if raw is None:
+        return None
+    primary = decode(Transitions, raw)
+    return {primary.kernel: primary, "exact": decode(Transitions, raw["exact"])}
