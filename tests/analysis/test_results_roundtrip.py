@@ -98,6 +98,17 @@ def test_a_document_of_another_schema_is_refused(tmp_path: Path) -> None:
         snapaudit.read_results(tmp_path / "missing.json")
 
 
+def test_a_computed_key_that_disagrees_is_named(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    path = _analyze(tmp_path / "r.json", "--draws", "500", "--permutations", "0")
+    capsys.readouterr()
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["verdict"]["label"] = "COMPATIBLE"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(InputError, match="not self-consistent: verdict do not match"):
+        snapaudit.read_results(path)
+
+
 def test_exit_code_is_the_documented_one_for_every_verdict() -> None:
     # README "Commands and exit codes": 4 INCOMPATIBLE, 5 NOT EVALUABLE (with --fail-on)
     codes = {key: exit_code(Verdict(key, LABELS[key], MEANINGS[key])) for key in LABELS}

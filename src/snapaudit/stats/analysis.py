@@ -21,7 +21,6 @@ from snapaudit.stats.agreement import JudgeAgreement
 from snapaudit.stats.bootstrap import DEFAULT_DRAWS, BootstrapDraws
 from snapaudit.stats.churn import PerQuestion, per_question
 from snapaudit.stats.cluster import Resampling, resampling
-from snapaudit.stats.codec import decode
 from snapaudit.stats.flips import Flips, flips
 from snapaudit.stats.gate import GateConfig, GateResult, evaluate
 from snapaudit.stats.kernels import (
@@ -104,10 +103,6 @@ class KernelStats:
                        identical_pairs=self.identical_pairs,
                        identical_labelled_same=self.identical_labelled_same)
         return out
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any], kernel: str) -> KernelStats:
-        return decode(cls, data, kernel=kernel)
 
 
 @dataclass(frozen=True)

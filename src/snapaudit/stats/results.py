@@ -52,12 +52,18 @@ def read_results(path: str | Path) -> AnalysisResult:
     if not isinstance(data, dict):
         raise InputError("expected a JSON object", path=str(path))
     try:
-        return result_from_json(data)
+        result = result_from_json(data)
     except InputError as exc:
         raise InputError(str(exc), path=str(path)) from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise InputError(f"not a results document of schema {SCHEMA_VERSION}: {exc!r}",
                          path=str(path)) from None
+    written = result.to_json()
+    differ = [k for k in dict.fromkeys([*data, *written]) if data.get(k) != written.get(k)]
+    if differ:  # a computed key (verdict, gate.verdict, ...) disagrees with the rest
+        raise InputError(f"results are not self-consistent: {', '.join(differ)} do not match "
+                         "what the other keys give", path=str(path))
+    return result
 
 
 def result_from_json(data: Mapping[str, Any]) -> AnalysisResult:
@@ -78,7 +84,7 @@ def result_from_json(data: Mapping[str, Any]) -> AnalysisResult:
         multiplicity=_opt(lambda d: decode(Multiplicity, d), data["multiplicity"]))
     return AnalysisResult(
         comparison,
-        {name: KernelStats.from_json(k, name) for name, k in data["kernels"].items()},
+        {name: decode(KernelStats, k, kernel=name) for name, k in data["kernels"].items()},
         decode(GateResult, data["gate"]),
         decode(Flips, data["flips"]),
         utility=_opt(Utility.from_json, util),
