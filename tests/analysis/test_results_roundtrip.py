@@ -116,3 +116,17 @@ def test_exit_code_is_the_documented_one_for_every_verdict() -> None:
     assert exit_code(Verdict("none", "GATE NOT EVALUATED", "the results hold no gate")) == 0
     small = Verdict("incompatible", "INCOMPATIBLE", "m", small_sample="SMALL SAMPLE: 5")
     assert exit_code(small) == 4
+
+
+def test_a_section_added_within_schema_2_may_be_absent(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    path = _analyze(tmp_path / "r.json", "--draws", "500", "--permutations", "0")
+    capsys.readouterr()
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    for key in ("sample", "verdict", "multiplicity", "flip_rates", "distribution_test"):
+        del doc[key]
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    result = snapaudit.read_results(path)
+    assert result.sample is None and result.secondary.distribution is None
+    written = result.to_json()
+    assert {k: v for k, v in written.items() if k in doc} == doc and written["sample"] is None

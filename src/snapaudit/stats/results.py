@@ -6,7 +6,9 @@
 its bootstrap deltas, the two transition variants, the secondary results) are split back,
 the computed keys (``verdict``, ``gate.verdict``, ``sample.warning``, percentages) are
 recomputed from the rest, and top-level keys the schema does not name (``usage`` of
-``snapaudit run``) are carried in ``AnalysisResult.extra`` in their order.
+``snapaudit run``) are carried in ``AnalysisResult.extra`` in their order. A section a
+document of an earlier release of schema 2 lacks (keys were added within the version) is
+read as absent; such a document is read, but only one this version writes round-trips exactly.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ def read_results(path: str | Path) -> AnalysisResult:
         raise InputError(f"not a results document of schema {SCHEMA_VERSION}: {exc!r}",
                          path=str(path)) from None
     written = result.to_json()
-    differ = [k for k in dict.fromkeys([*data, *written]) if data.get(k) != written.get(k)]
+    differ = [k for k in data if data[k] != written.get(k)]
     if differ:  # a computed key (verdict, gate.verdict, ...) disagrees with the rest
         raise InputError(f"results are not self-consistent: {', '.join(differ)} do not match "
                          "what the other keys give", path=str(path))
@@ -72,28 +74,28 @@ def result_from_json(data: Mapping[str, Any]) -> AnalysisResult:
     if version != SCHEMA_VERSION:
         raise InputError(f"results schema_version {version!r}: this version of snapaudit "
                          f"reads {SCHEMA_VERSION!r}")
-    util = data["utility"]
+    util = data.get("utility")
     delta = util.get("delta") if isinstance(util, Mapping) else None
     comparison = decode(Comparison, data["comparison"])
     secondary = Secondary(
         comparison.resampled,
-        flip_rates=_opt(FlipRates.from_json, data["flip_rates"]),
+        flip_rates=_opt(FlipRates.from_json, data.get("flip_rates")),
         utility_delta=({k: decode(Delta, v) for k, v in delta.items()}
                        if delta is not None else None),
-        distribution=_opt(DistributionTest.from_json, data["distribution_test"]),
-        multiplicity=_opt(lambda d: decode(Multiplicity, d), data["multiplicity"]))
+        distribution=_opt(DistributionTest.from_json, data.get("distribution_test")),
+        multiplicity=_opt(lambda d: decode(Multiplicity, d), data.get("multiplicity")))
     return AnalysisResult(
         comparison,
         {name: decode(KernelStats, k, kernel=name) for name, k in data["kernels"].items()},
         decode(GateResult, data["gate"]),
         decode(Flips, data["flips"]),
         utility=_opt(Utility.from_json, util),
-        transitions=_transitions(data["transitions"]),
-        overlap=_opt(lambda d: decode(Overlap, d), data["overlap"]),
-        ladder=_opt(lambda d: decode(Ladder, d), data["ladder"]),
-        judges=_opt(lambda d: decode(JudgeAgreement, d), data["judges"]),
+        transitions=_transitions(data.get("transitions")),
+        overlap=_opt(lambda d: decode(Overlap, d), data.get("overlap")),
+        ladder=_opt(lambda d: decode(Ladder, d), data.get("ladder")),
+        judges=_opt(lambda d: decode(JudgeAgreement, d), data.get("judges")),
         secondary=secondary,
-        sample=_opt(SampleCheck.from_json, data["sample"]),
+        sample=_opt(SampleCheck.from_json, data.get("sample")),
         extra={k: v for k, v in data.items() if k not in SCHEMA_KEYS})
 
 
