@@ -57,9 +57,6 @@ def read_results(path: str | Path) -> AnalysisResult:
         result = result_from_json(data)
     except InputError as exc:
         raise InputError(str(exc), path=str(path)) from None
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise InputError(f"not a results document of schema {SCHEMA_VERSION}: {exc!r}",
-                         path=str(path)) from None
     written = result.to_json()
     differ = [k for k in data if data[k] != written.get(k)]
     if differ:  # a computed key (verdict, gate.verdict, ...) disagrees with the rest
@@ -69,11 +66,20 @@ def read_results(path: str | Path) -> AnalysisResult:
 
 
 def result_from_json(data: Mapping[str, Any]) -> AnalysisResult:
-    """The typed results of a parsed results document of schema :data:`SCHEMA_VERSION`."""
+    """The typed results of a parsed results document of schema :data:`SCHEMA_VERSION`
+    (an :class:`InputError` when it is not one)."""
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
         raise InputError(f"results schema_version {version!r}: this version of snapaudit "
                          f"reads {SCHEMA_VERSION!r}")
+    try:
+        return _result(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise InputError(f"not a results document of schema {SCHEMA_VERSION}: "
+                         f"{exc!r}") from None
+
+
+def _result(data: Mapping[str, Any]) -> AnalysisResult:
     util = data.get("utility")
     delta = util.get("delta") if isinstance(util, Mapping) else None
     comparison = decode(Comparison, data["comparison"])
