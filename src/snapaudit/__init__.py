@@ -19,6 +19,7 @@ _EXPORTS: dict[str, str] = {
     "analyze": "snapaudit.stats.analysis",
     "AnalysisConfig": "snapaudit.stats.analysis",
     "AnalysisResult": "snapaudit.stats.analysis",
+    "read_results": "snapaudit.stats.results",
     "AnswerRow": "snapaudit.tables",
     "AnswerRef": "snapaudit.tables",
     "PairLabel": "snapaudit.tables",

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from snapaudit.stats.gate import GateConfig, evaluate
-from snapaudit.stats.verdict import MIN_QUESTIONS, sample_check, verdict_of
+from snapaudit.stats.power import MIN_QUESTIONS, sample_check
+from snapaudit.stats.verdict import verdict_of
 
 
 def test_sample_check_uses_the_plan_formula_at_the_gate_threshold() -> None:

@@ -13,6 +13,7 @@ from snapaudit import tables
 from snapaudit.cli.plan import command
 from snapaudit.errors import ConfigError
 from snapaudit.run.pilot import pilot_from_run
+from snapaudit.stats.analysis import AnalysisConfig, analyze
 from snapaudit.stats.plan import pilot_from_values, plan
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
 
@@ -62,8 +63,10 @@ def _write_run(run: Path, with_results: bool) -> None:
     tables.write_answers(run / "tables" / "answers.jsonl", rows)
     tables.write_labels(run / "tables" / "labels.jsonl", labels)
     if with_results:
-        doc = {"comparison": {"old": "n1", "new": "n2", "benchmark": "nq"},
-               "kernels": {"semantic": {"judge": "default"}}}
+        # a real results document (read through snapaudit.read_results): old n1, new n2
+        config = AnalysisConfig(old="n1", new="n2", draws=100, permutations=0)
+        doc = analyze(rows, config=config, labels=labels).to_json()
+        assert doc["kernels"]["semantic"]["judge"] == "default"  # type: ignore[index]
         (run / "results.json").write_text(json.dumps(doc), encoding="utf-8")
 
 

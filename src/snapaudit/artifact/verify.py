@@ -22,7 +22,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from snapaudit.artifact.export import SENSITIVE_KEYS
 from snapaudit.artifact.export import claims as claims_of
@@ -33,6 +33,9 @@ from snapaudit.names import NAME_RULE, is_name
 from snapaudit.run.stages.keys import AnswerKey
 from snapaudit.run.stages.payloads import decode_labels
 from snapaudit.tables import AnswerRow, PairLabel, read_answers, read_gold, read_labels
+
+if TYPE_CHECKING:
+    from snapaudit.stats.analysis import AnalysisResult
 
 
 @dataclass
@@ -187,37 +190,27 @@ def check_labels(root: Path, labels: list[PairLabel], report: VerifyReport) -> N
                                    "from that judge's ledger cells")
 
 
-def recompute(results: dict[str, Any], protocol: dict[str, Any], answers: Sequence[AnswerRow],
+def recompute(results: AnalysisResult, protocol: dict[str, Any], answers: Sequence[AnswerRow],
               labels: list[PairLabel], gold: dict[str, tuple[str, ...]] | None
               ) -> dict[str, Any]:
+    """The results document of the analysis re-run with the settings ``results`` states."""
     from snapaudit.stats.analysis import AnalysisConfig, analyze
-    from snapaudit.stats.gate import GateConfig
+    from snapaudit.stats.gate import GateConfig, GateRule
 
-    comp = results["comparison"]
-    ladder = results.get("ladder") or None
-    semantic = (results.get("kernels") or {}).get("semantic") or {}
-    gate = GateConfig(rules=tuple(r for r in _gate_rules(results))) if _gate_rules(results) \
-        else GateConfig()
-    config = AnalysisConfig(old=comp["old"], new=comp["new"],
-                            ladder=tuple(ladder["states"]) if ladder else None,
-                            states=tuple(comp["states"]) if comp.get("states") else None,
-                            benchmark=comp.get("benchmark", "nq"), draws=comp["draws"],
-                            seed=comp["seed"], gate=gate, primary_judge=semantic.get("judge"),
-                            permutations=int((results.get("distribution_test") or {})
-                                             .get("permutations", 0)))
+    comp = results.comparison
+    rules = tuple(GateRule(kernel=r.kernel, statistic=r.statistic, op=r.op,  # type: ignore[arg-type]
+                           threshold=r.threshold) for r in results.gate.rules)
+    semantic = results.kernels.get("semantic")
+    distribution = results.secondary.distribution
+    config = AnalysisConfig(old=comp.old, new=comp.new,
+                            ladder=results.ladder.states if results.ladder else None,
+                            states=comp.states or None,
+                            benchmark=comp.benchmark, draws=comp.draws,  # type: ignore[arg-type]
+                            seed=comp.seed, gate=GateConfig(rules=rules or None),
+                            primary_judge=semantic.judge if semantic else None,
+                            permutations=distribution.permutations if distribution else 0)
     out: dict[str, Any] = analyze(answers, config=config, labels=labels, gold=gold).to_json()
     return out
-
-
-def _gate_rules(results: dict[str, Any]) -> list[Any]:
-    from snapaudit.stats.gate import GateRule
-
-    rules = []
-    for r in (results.get("gate") or {}).get("rules") or []:
-        if all(k in r for k in ("kernel", "statistic", "op", "threshold")):
-            rules.append(GateRule(kernel=r["kernel"], statistic=r["statistic"], op=r["op"],
-                                  threshold=r["threshold"]))
-    return rules
 
 
 def same(a: Any, b: Any) -> bool:
@@ -296,7 +289,10 @@ def _verify(root: Path, gold: str | Path | None) -> VerifyReport:
     if {c["claim"]: c["value"] for c in stated} != {c["claim"]: c["value"]
                                                      for c in claims_of(results)}:
         report.failures.append("claims.json: differs from the claims of results.json")
-    check_claims(stated, recompute(results, protocol, answers, labels, gold_table),
+    from snapaudit.stats.results import result_from_json
+
+    check_claims(stated, recompute(result_from_json(results), protocol, answers, labels,
+                                   gold_table),
                  gold_table is not None, report)
     if report.failures:
         raise VerificationError(report.failures)

@@ -73,6 +73,6 @@ def command(answers: Path, labels: Path | None, gold: Path | None, gold_format: 
         atomic.write_text(json_out, json.dumps(result.to_json(), indent=2, ensure_ascii=False,
                                               allow_nan=False) + "\n")
     if fail_on == "incompatible":
-        from snapaudit.cli.run import exit_for_gate
+        from snapaudit.cli.run import exit_on_verdict
 
-        exit_for_gate(result.gate.to_json())
+        exit_on_verdict(result.verdict())

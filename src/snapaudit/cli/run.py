@@ -5,13 +5,14 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from snapaudit.cli._common import make_progress, progress_option, set_option
 
-EXIT_INCOMPATIBLE = 4
-EXIT_NOT_EVALUABLE = 5
+if TYPE_CHECKING:
+    from snapaudit.stats.verdict import Verdict
 
 
 def default_run_dir(name: str) -> Path:
@@ -108,15 +109,19 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
     click.echo(f"wrote {outcome.results_path}")
     click.echo(results_summary(outcome.results), nl=False)
     if fail_on == "incompatible":
-        exit_for_gate(outcome.results.get("gate", {}))
+        from snapaudit.stats.results import read_results
+
+        exit_on_verdict((outcome.analysis or read_results(outcome.results_path)).verdict())
 
 
-def exit_for_gate(gate: dict[str, object]) -> None:
-    """``--fail-on incompatible``: exit 4 on INCOMPATIBLE, 5 on NOT EVALUABLE."""
-    if gate.get("verdict") == "not_evaluable":
-        sys.exit(EXIT_NOT_EVALUABLE)
-    if gate.get("passed"):
-        sys.exit(EXIT_INCOMPATIBLE)
+def exit_on_verdict(verdict: Verdict) -> None:
+    """``--fail-on incompatible``: exit with :func:`~snapaudit.stats.verdict.exit_code`
+    (4 on INCOMPATIBLE, 5 on NOT EVALUABLE), or return."""
+    from snapaudit.stats.verdict import exit_code
+
+    code = exit_code(verdict)
+    if code:
+        sys.exit(code)
 
 
 def _toml_str(text: str) -> str:

@@ -42,7 +42,7 @@ def churn_table(result: AnalysisResult) -> list[str]:
 
 
 def gate_lines(result: AnalysisResult) -> list[str]:
-    v = verdict_of(result.to_json())
+    v = result.verdict()
     lines = [f"Verdict: {v.label}: {v.meaning}"]
     if v.small_sample:
         lines.append(f"  {v.small_sample}; treat this verdict as provisional")

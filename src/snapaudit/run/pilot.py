@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from snapaudit import tables
 from snapaudit.errors import ConfigError, InputError
 from snapaudit.run.rundir import RunDir
+from snapaudit.stats.analysis import Comparison
 from snapaudit.stats.churn import per_question
 from snapaudit.stats.cluster import resampling
 from snapaudit.stats.kernels import AnswerGrid, ExactKernel, Kernel, SemanticKernel
 from snapaudit.stats.normalize import normalizer
 from snapaudit.stats.plan import Pilot, pilot_from_values
+from snapaudit.stats.results import read_results
 
 
 def pilot_from_run(path: Path, *, old: str | None = None, new: str | None = None,
@@ -26,8 +27,8 @@ def pilot_from_run(path: Path, *, old: str | None = None, new: str | None = None
     rd = RunDir(path.parent if path.is_file() else path)
     run_dir = rd.path
     comparison, judge_of_run = _run_settings(rd.results_path)
-    old = old or _str(comparison.get("old"))
-    new = new or _str(comparison.get("new"))
+    old = old or (comparison.old if comparison else None)
+    new = new or (comparison.new if comparison else None)
     if not old or not new:
         raise ConfigError(f"{run_dir}: no results.json to name the states; give --old and --new")
     answers_path = rd.table("answers")
@@ -36,7 +37,7 @@ def pilot_from_run(path: Path, *, old: str | None = None, new: str | None = None
     rows = tables.read_answers(answers_path)
     grid = AnswerGrid.from_rows(rows, path=str(answers_path))
     kernels: dict[str, Kernel] = {
-        "exact": ExactKernel(grid, normalizer(str(comparison.get("benchmark", "nq"))))}
+        "exact": ExactKernel(grid, normalizer(comparison.benchmark if comparison else "nq"))}
     labels_path = rd.table("labels")
     labels = tables.read_labels(labels_path, rows) if labels_path.exists() else []
     if labels:  # an exact-only run writes an empty labels table
@@ -51,16 +52,10 @@ def pilot_from_run(path: Path, *, old: str | None = None, new: str | None = None
     return pilot_from_values(values, grid.repeats, source=str(run_dir), groups=groups)
 
 
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _run_settings(results: Path) -> tuple[dict[str, object], str | None]:
+def _run_settings(results: Path) -> tuple[Comparison | None, str | None]:
+    """The results' comparison and primary judge (None, None without results)."""
     if not results.exists():
-        return {}, None
-    try:
-        doc = json.loads(results.read_text(encoding="utf-8"))
-        semantic = (doc.get("kernels") or {}).get("semantic") or {}
-        return dict(doc["comparison"]), semantic.get("judge")
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise InputError(f"not a results document ({exc})", path=str(results)) from None
+        return None, None
+    result = read_results(results)
+    semantic = result.kernels.get("semantic")
+    return result.comparison, semantic.judge if semantic else None

@@ -16,7 +16,7 @@ from snapaudit.run.failures import describe, endpoint_of
 from snapaudit.run.ledger import Ledger
 from snapaudit.run.locks import content_now, verify_chain, verify_run_files
 from snapaudit.run.rundir import LEDGER_NAME, RunDir
-from snapaudit.stats.verdict import verdict_of
+from snapaudit.stats.results import read_results
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,9 +107,8 @@ def _status(rd: RunDir) -> RunStatus:
     label: str | None = None
     verdict: str | None = None
     if results_path.exists():
-        doc = json.loads(results_path.read_text("utf-8"))
-        gate, label = bool(doc["gate"]["passed"]), verdict_of(doc).line()
-        verdict = doc["gate"].get("verdict")
+        result = read_results(results_path)
+        gate, label, verdict = result.gate.passed, result.verdict().line(), result.gate.verdict
     judge_stage = f"judge:{protocol.judge.name}"
     ledger_stage = {"semantic": judge_stage}
     locked: list[str] = [r.stage for r in records]

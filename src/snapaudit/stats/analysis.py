@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -34,11 +34,12 @@ from snapaudit.stats.ladder import Ladder, ladder
 from snapaudit.stats.metrics import GoldCells, Utility, check_gold, score_grid, utility
 from snapaudit.stats.normalize import Normalizer, normalizer
 from snapaudit.stats.overlap import Overlap, has_doc_ids, overlap
+from snapaudit.stats.power import SampleCheck, sample_check
 from snapaudit.stats.prefetch import Prefetch, start_agreement, start_gold, start_ladder
 from snapaudit.stats.secondary import Secondary, secondary
 from snapaudit.stats.transitions import Transitions, transitions
 from snapaudit.stats.utility import gold_scores
-from snapaudit.stats.verdict import SampleCheck, sample_check, verdict_of
+from snapaudit.stats.verdict import Verdict, verdict_of
 from snapaudit.tables import AnswerRow, LabelTable, PairLabel, validate_labels
 
 SCHEMA_VERSION = "2"
@@ -125,7 +126,8 @@ class Comparison:
 
 @dataclass(frozen=True)
 class AnalysisResult:
-    """Everything ``analyze`` computed; ``to_json()`` is the versioned results document."""
+    """Everything ``analyze`` computed; ``to_json()`` is the versioned results document
+    (read back by :func:`snapaudit.stats.results.read_results`, without ``per_question``)."""
 
     comparison: Comparison
     kernels: Mapping[str, KernelStats]
@@ -139,6 +141,12 @@ class AnalysisResult:
     per_question: Mapping[str, PerQuestion] = field(default_factory=dict, repr=False)
     secondary: Secondary = field(default_factory=lambda: Secondary(Resampling()))
     sample: SampleCheck | None = None
+    # top-level keys a writer added to the document (``usage`` of ``snapaudit run``), in order
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    def verdict(self) -> Verdict:
+        """The verdict every output prints (:mod:`snapaudit.stats.verdict`)."""
+        return verdict_of(self.to_json())
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -163,6 +171,7 @@ class AnalysisResult:
         v = verdict_of(out)
         out["verdict"] = {"key": v.key, "label": v.label, "meaning": v.meaning,
                           "small_sample": v.small_sample, "text": v.line()}
+        out.update(self.extra)
         return out
 
 

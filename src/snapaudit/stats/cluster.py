@@ -15,14 +15,15 @@ Without clusters nothing changes: the question path is the one the results alway
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 
 from snapaudit.errors import InputError
 from snapaudit.stats.bootstrap import BootstrapDraws, whole_question_bootstrap
+from snapaudit.stats.codec import decode
 from snapaudit.tables import AnswerRow, AnswerTable
 
 
@@ -55,13 +56,17 @@ class Resampling:
 
     unit: Literal["question", "cluster"] = "question"
     groups: np.ndarray | None = None
+    # read back from results JSON, which holds the number of clusters but not who is in them
+    read_clusters: int | None = field(default=None, repr=False)
 
     @property
     def clusters(self) -> int | None:
-        return None if self.groups is None else int(self.groups.max()) + 1
+        return self.read_clusters if self.groups is None else int(self.groups.max()) + 1
 
     def bootstrap(self, values: np.ndarray, draws: int, seed: int) -> BootstrapDraws:
         if self.groups is None:
+            if self.unit == "cluster":
+                raise ValueError("a resampling read from results has no cluster membership")
             return whole_question_bootstrap(values, draws, seed)
         return cluster_bootstrap(values, self.groups, draws, seed)
 
@@ -74,6 +79,11 @@ class Resampling:
 
     def to_json(self) -> dict[str, object]:
         return {"unit": self.unit, "clusters": self.clusters}
+
+    @classmethod
+    def from_json(cls, data: object) -> Resampling:
+        read = data if isinstance(data, Mapping) else {}
+        return decode(cls, read, read_clusters=read.get("clusters"))
 
 
 def resampling(rows: Sequence[AnswerRow], question_ids: Sequence[str]) -> Resampling:

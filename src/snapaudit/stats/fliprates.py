@@ -20,12 +20,15 @@ denominator is 0 is null; draws with a zero denominator are left out of its inte
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from snapaudit.stats.bootstrap import BootstrapDraws
 from snapaudit.stats.cluster import Resampling
+from snapaudit.stats.codec import decode
 from snapaudit.stats.utility import GoldScores
 
 RATES = ("nfr", "pfr", "nfi", "btc", "bec")
@@ -53,6 +56,10 @@ class FlipRates:
         out["counts"] = dict(self.counts)
         out["negative_question_ids"] = list(self.negative_question_ids)
         return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> FlipRates:
+        return decode(cls, data, rates={k: decode(Rate, data[k]) for k in RATES})
 
 
 def category_values(scores: GoldScores) -> np.ndarray:

@@ -14,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
 
 from snapaudit.stats.churn import per_question
+from snapaudit.stats.codec import decode
 from snapaudit.stats.flips import (
     all_cross,
     cross_rows,
@@ -44,6 +46,10 @@ class Step:
     def to_json(self) -> dict[str, object]:
         return {"old": self.old, "new": self.new, "d_hat": self.d_hat, "flips": self.flips,
                 "question_ids": list(self.flip_ids)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Step:
+        return decode(cls, data, flip_ids=tuple(data["question_ids"]))
 
 
 @dataclass(frozen=True)

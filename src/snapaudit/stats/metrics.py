@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from snapaudit.errors import InputError
+from snapaudit.stats.codec import decode
 from snapaudit.stats.kernels import AnswerGrid
 from snapaudit.stats.normalize import Normalizer
 
@@ -72,6 +74,13 @@ class Utility:
         out["em_delta"] = self.em_delta
         out["f1_delta"] = self.f1_delta
         return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Utility:
+        """``delta`` (the secondary bootstrap's, written into this object) is not read here."""
+        states = {k: decode(StateUtility, v) for k, v in data.items()
+                  if k not in ("em_delta", "f1_delta", "delta")}
+        return decode(cls, data, states=states)
 
 
 def check_gold(grid: AnswerGrid, gold: Mapping[str, Sequence[str]]) -> None:

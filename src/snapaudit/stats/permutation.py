@@ -29,12 +29,15 @@ p-value: (1 + #{draws >= observed}) / (1 + B), on exact integer sums (ties count
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import combinations
 from math import comb
+from typing import Any
 
 import numpy as np
 
+from snapaudit.stats.codec import decode
 from snapaudit.stats.kernels import AnswerGrid, Kernel, pair_matrix
 
 MAX_SPLITS = 3432         # C(14, 7): enumerate every split up to r = 7
@@ -48,7 +51,7 @@ TIE = 1e-6           # on the integer scale of split_weights: sums are exact int
 class PermutationResult:
     mmd2: float           # mean over questions of the unbiased MMD^2 (= 2 D as a fraction)
     p_value: float
-    patterns: int
+    patterns: int = 0     # distinct patterns tested (not written to the results)
 
     def to_json(self) -> dict[str, object]:
         return {"mmd2": self.mmd2, "p_value": self.p_value}
@@ -172,6 +175,12 @@ class DistributionTest:
     def to_json(self) -> dict[str, object]:
         return {"method": "stratified_permutation_mmd2", "permutations": self.permutations,
                 "seed": self.seed, **{k: v.to_json() for k, v in self.kernels.items()}}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> DistributionTest:
+        kernels = {k: decode(PermutationResult, v) for k, v in data.items()
+                   if k not in ("method", "permutations", "seed")}
+        return decode(cls, data, kernels=kernels)
 
 
 def distribution_test(kernels: dict[str, Kernel], grid: AnswerGrid, old: str, new: str,

@@ -1,0 +1,117 @@
+"""Read a results document (docs/results-schema.md) back into the typed
+:class:`~snapaudit.stats.analysis.AnalysisResult` it was written from.
+
+``read_results(path).to_json()`` equals the document: every part is decoded by
+:mod:`snapaudit.stats.codec` from its own keys, the sections ``to_json`` merges (utility with
+its bootstrap deltas, the two transition variants, the secondary results) are split back,
+the computed keys (``verdict``, ``gate.verdict``, ``sample.warning``, percentages) are
+recomputed from the rest, and top-level keys the schema does not name (``usage`` of
+``snapaudit run``) are carried in ``AnalysisResult.extra`` in their order. A section a
+document of an earlier release of schema 2 lacks (keys were added within the version) is
+read as absent; such a document is read, but only one this version writes round-trips exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from snapaudit.errors import InputError
+from snapaudit.stats.agreement import JudgeAgreement
+from snapaudit.stats.analysis import SCHEMA_VERSION, AnalysisResult, Comparison, KernelStats
+from snapaudit.stats.codec import decode
+from snapaudit.stats.fliprates import FlipRates
+from snapaudit.stats.flips import Flips
+from snapaudit.stats.gate import GateResult
+from snapaudit.stats.ladder import Ladder
+from snapaudit.stats.metrics import Utility
+from snapaudit.stats.multiplicity import Multiplicity
+from snapaudit.stats.overlap import Overlap
+from snapaudit.stats.permutation import DistributionTest
+from snapaudit.stats.power import SampleCheck
+from snapaudit.stats.secondary import Secondary
+from snapaudit.stats.transitions import Transitions
+from snapaudit.stats.utility import Delta
+
+# every top-level key AnalysisResult.to_json writes; any other key is carried as it is
+SCHEMA_KEYS = ("schema_version", "comparison", "kernels", "gate", "utility", "flips",
+               "flip_rates", "transitions", "overlap", "ladder", "judges", "distribution_test",
+               "multiplicity", "sample", "verdict")
+
+
+def read_results(path: str | Path) -> AnalysisResult:
+    """The typed results of a results JSON file (``snapaudit analyze --json``, or
+    ``DIR/results.json`` of ``snapaudit run``)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("results file not found", path=str(path)) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc}", path=str(path), line=exc.lineno) from None
+    if not isinstance(data, dict):
+        raise InputError("expected a JSON object", path=str(path))
+    try:
+        result = result_from_json(data)
+    except InputError as exc:
+        raise InputError(str(exc), path=str(path)) from None
+    written = result.to_json()
+    differ = [k for k in data if data[k] != written.get(k)]
+    if differ:  # a computed key (verdict, gate.verdict, ...) disagrees with the rest
+        raise InputError(f"results are not self-consistent: {', '.join(differ)} do not match "
+                         "what the other keys give", path=str(path))
+    return result
+
+
+def result_from_json(data: Mapping[str, Any]) -> AnalysisResult:
+    """The typed results of a parsed results document of schema :data:`SCHEMA_VERSION`
+    (an :class:`InputError` when it is not one)."""
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise InputError(f"results schema_version {version!r}: this version of snapaudit "
+                         f"reads {SCHEMA_VERSION!r}")
+    try:
+        return _result(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise InputError(f"not a results document of schema {SCHEMA_VERSION}: "
+                         f"{exc!r}") from None
+
+
+def _result(data: Mapping[str, Any]) -> AnalysisResult:
+    util = data.get("utility")
+    delta = util.get("delta") if isinstance(util, Mapping) else None
+    comparison = decode(Comparison, data["comparison"])
+    secondary = Secondary(
+        comparison.resampled,
+        flip_rates=_opt(FlipRates.from_json, data.get("flip_rates")),
+        utility_delta=({k: decode(Delta, v) for k, v in delta.items()}
+                       if delta is not None else None),
+        distribution=_opt(DistributionTest.from_json, data.get("distribution_test")),
+        multiplicity=_opt(lambda d: decode(Multiplicity, d), data.get("multiplicity")))
+    return AnalysisResult(
+        comparison,
+        {name: decode(KernelStats, k, kernel=name) for name, k in data["kernels"].items()},
+        decode(GateResult, data["gate"]),
+        decode(Flips, data["flips"]),
+        utility=_opt(Utility.from_json, util),
+        transitions=_transitions(data.get("transitions")),
+        overlap=_opt(lambda d: decode(Overlap, d), data.get("overlap")),
+        ladder=_opt(lambda d: decode(Ladder, d), data.get("ladder")),
+        judges=_opt(lambda d: decode(JudgeAgreement, d), data.get("judges")),
+        secondary=secondary,
+        sample=_opt(SampleCheck.from_json, data.get("sample")),
+        extra={k: v for k, v in data.items() if k not in SCHEMA_KEYS})
+
+
+def _opt(read: Any, raw: Any) -> Any:
+    return None if raw is None else read(raw)
+
+
+def _transitions(raw: Mapping[str, Any] | None) -> dict[str, Transitions] | None:
+    """The primary variant and ``exact`` (the primary itself when it is the exact one)."""
+    if raw is None:
+        return None
+    primary = decode(Transitions, raw)
+    return {primary.kernel: primary, "exact": decode(Transitions, raw["exact"])}
