@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from snapaudit.errors import ConfigError
 from snapaudit.judge.base import Judge
 from snapaudit.judge.config import JudgeConfig
 
+if TYPE_CHECKING:
+    from snapaudit.systems.resources import RunResources
 
-def build_judge(config: JudgeConfig) -> Judge:
-    """The judge of ``config``: ``llm`` (any generator backend) or ``rule`` (offline)."""
+
+def build_judge(config: JudgeConfig, resources: RunResources | None = None) -> Judge:
+    """The judge of ``config``: ``llm`` (any generator backend; ``resources``: the run's, for
+    its shared generator and replica pools) or ``rule`` (offline)."""
     if config.kind == "llm":
         from snapaudit.judge.llm import LLMJudge
 
-        return LLMJudge(config)
+        return LLMJudge(config, resources=resources)
     if config.kind == "rule":
         from snapaudit.judge.rule import RuleJudge
 

@@ -58,7 +58,8 @@ class FlipRates:
 
 def category_values(scores: GoldScores) -> np.ndarray:
     """(n, 4) per-question shares of the r comparisons: MM, MN, NM, NN."""
-    return matched_table(scores.em_old, scores.em_new) / scores.em_old.shape[1]
+    shares: np.ndarray = matched_table(scores.em_old, scores.em_new) / scores.em_old.shape[1]
+    return shares
 
 
 def rates_of(sums: np.ndarray) -> dict[str, np.ndarray]:
