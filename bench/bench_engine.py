@@ -15,7 +15,10 @@ Reported: throughput / ideal (ideal = c / delay), engine / bare, and client CPU 
 Best of ``--repeat`` runs, the two clients taking turns. Usage::
 
     python bench/bench_engine.py [--delay 0.2] [--cells 4800] [--concurrency 16,64,256]
-                                 [--repeat 2]
+                                 [--repeat 2] [--gc-pacing on|off]
+
+``--gc-pacing``: the stage paces the garbage collector as ``snapaudit run`` does (``on``, the
+default) or leaves it alone as a library caller gets it (``off``).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import aiohttp
 
 from snapaudit.progress import SilentProgress
 from snapaudit.run.answers import validate_answer
+from snapaudit.run.gcpacing import gc_pacing
 from snapaudit.run.ledger import Ledger
 from snapaudit.run.protocol import HttpSystemConfig, RunConfig
 from snapaudit.run.runner import CellResult, CellTask, RetryPolicy, run_cells
@@ -56,7 +60,8 @@ def question(qid: str) -> str:
     return f"Which city hosted the event numbered {qid}?"
 
 
-async def engine_stage(port: int, todo: list[tuple[str, str, int]], c: int, db: Path) -> int:
+async def engine_stage(port: int, todo: list[tuple[str, str, int]], c: int, db: Path,
+                       pace: bool = True) -> int:
     run = RunConfig(concurrency=c, timeout_s=60.0)
     systems = {s: HttpSystem(s, HttpSystemConfig(url=f"http://127.0.0.1:{port}/{s}/answer",
                                                  body_template=TEMPLATE), run) for s in STATES}
@@ -74,7 +79,7 @@ async def engine_stage(port: int, todo: list[tuple[str, str, int]], c: int, db: 
     tasks = [CellTask(f"{q}|{s}|{r}", {"question_id": q, "state": s, "repeat": r}, make(q, s, r))
              for q, s, r in todo]
     try:
-        with Ledger(db) as ledger:
+        with Ledger(db) as ledger, gc_pacing(pace):
             await run_cells(ledger, "answer", tasks, RetryPolicy(concurrency=c),
                             SilentProgress())
             return len(ledger.accepted_keys("answer"))
@@ -136,11 +141,12 @@ def main() -> None:
     ap.add_argument("--cells", type=int, default=4800)
     ap.add_argument("--concurrency", default="16,64,256")
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--gc-pacing", choices=("on", "off"), default="on")
     args = ap.parse_args()
     todo = cells(args.cells)
     proc, port = start_server(args.delay)
     print(f"{len(todo):,} cells, server delay {args.delay * 1000:.0f} ms (own process), best of "
-          f"{args.repeat}\n")
+          f"{args.repeat}, gc pacing {args.gc_pacing}\n")
     print("| c | ideal calls/s | bare calls/s | bare / ideal | engine calls/s | engine / ideal "
           "| engine / bare | client CPU ms/call bare / engine | resume of the finished run s "
           "| ledger bytes/cell |\n|---|---|---|---|---|---|---|---|---|---|")
@@ -153,7 +159,8 @@ def main() -> None:
                     runs: dict[str, Callable[[], Coroutine[Any, Any, int]]] = {
                         "bare": partial(bare_loop, port, todo, c),
                         "engine": partial(engine_stage, port, todo, c,
-                                          Path(tmp) / "ledger.sqlite")}
+                                          Path(tmp) / "ledger.sqlite",
+                                          args.gc_pacing == "on")}
                     for name, fn in runs.items():
                         wall, cpu, ok = timed(fn)
                         if ok != len(todo):

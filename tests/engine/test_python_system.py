@@ -183,3 +183,42 @@ def test_example_resumes_after_sigkill(tmp_path: Path) -> None:
     assert len(cells) == 48 and all(cells[k] == v for k, v in seen.items())
     results = json.loads((run_dir / "results.json").read_text())
     assert results["kernels"]["exact"]["d_hat"] == pytest.approx(25.0)
+
+
+@pytest.mark.parametrize("pace", [False, True])
+def test_audit_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path, pace: bool) -> None:
+    import gc
+
+    from tests.fakes import python_systems
+
+    write_world(tmp_path, n=6)
+    proto = _protocol(tmp_path, "tests.fakes.python_systems:gc_probe")
+    python_systems.GC_SEEN.clear()
+    before, frozen = gc.get_threshold(), gc.get_freeze_count()
+    snapaudit.audit(proto, tmp_path / "run", pace_gc=pace)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == frozen
+    seen = python_systems.GC_SEEN
+    assert len(seen) == 6 * 2 * 2
+    if pace:  # paced while the cells ran, restored after
+        assert all(young >= 20_000 and count > frozen for young, count in seen)
+    else:  # a library caller's collector is never touched
+        assert seen == [(before[0], frozen)] * len(seen)
+
+
+def test_the_cli_paces_the_collector_while_cells_run(tmp_path: Path) -> None:
+    import gc
+
+    from click.testing import CliRunner
+    from tests.fakes import python_systems
+
+    from snapaudit.cli import cli
+
+    write_world(tmp_path, n=6)
+    proto = _protocol(tmp_path, "tests.fakes.python_systems:gc_probe")
+    python_systems.GC_SEEN.clear()
+    before, frozen = gc.get_threshold(), gc.get_freeze_count()
+    result = CliRunner().invoke(cli, ["run", str(proto), "--run-dir", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert len(python_systems.GC_SEEN) == 6 * 2 * 2
+    assert all(young >= 20_000 for young, _ in python_systems.GC_SEEN)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == frozen

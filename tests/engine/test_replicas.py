@@ -19,7 +19,8 @@ from snapaudit.run.protocol import HttpSystemConfig, RunConfig
 from snapaudit.run.runner import CellResult, CellTask, RetryPolicy, run_cells
 from snapaudit.systems.base import AnswerCall
 from snapaudit.systems.http import HttpSystem
-from snapaudit.systems.replicas import Replica, ReplicaPool, pool_for, register_fleets
+from snapaudit.systems.replicas import Replica, ReplicaPool
+from snapaudit.systems.resources import RunResources
 from snapaudit.testbed.generate.config import generator_config
 from snapaudit.testbed.generate.registry import build_generator
 
@@ -71,12 +72,12 @@ def _take(pool: ReplicaPool, replica: Replica) -> Replica:
 def test_http_system_survives_all_but_one_replica_dying(tmp_path: Path) -> None:
     services = [FakeRagService(states=("s",)).start() for _ in range(3)]
     urls = [svc.url("s") for svc in services]
-    register_fleets({urls[0]: urls[1:]}, fail_threshold=2, rest_s=60.0)
+    resources = RunResources({urls[0]: urls[1:]}, fail_threshold=2, rest_s=60.0)
     try:
         template = {"question": "{question}", "question_id": "{question_id}",
                     "repeat": "{repeat}"}
         system = HttpSystem("s", HttpSystemConfig(url=urls[0], body_template=template),
-                            RunConfig(concurrency=4, timeout_s=2.0))
+                            RunConfig(concurrency=4, timeout_s=2.0), resources.pool_for(urls[0]))
 
         def task(i: int) -> CellTask:
             async def call(attempt: int, seed: int) -> CellResult:
@@ -115,21 +116,20 @@ def test_http_system_survives_all_but_one_replica_dying(tmp_path: Path) -> None:
         assert failed and max(per_replica.values()) <= 2 + 3
         assert set(per_replica) <= {f"replica {url}" for url in urls[:2]}  # only the dead ones
         assert all(e and "replica" in e for e in failed)
-        assert pool_for(urls[0]).replicas[2].served >= 60
+        assert resources.pool_for(urls[0]).replicas[2].served >= 60
     finally:
-        register_fleets({})
         services[2].stop()
 
 
 def test_openai_generator_spreads_over_replicas_and_survives_deaths() -> None:
     servers = [FakeLLMServer().start() for _ in range(3)]
     bases = [srv.openai_base_url for srv in servers]
-    register_fleets({bases[0]: bases[1:]}, fail_threshold=1, rest_s=60.0)
+    resources = RunResources({bases[0]: bases[1:]}, fail_threshold=1, rest_s=60.0)
     try:
         config = generator_config(backend="openai", model="fake-model", base_url=bases[0])
 
         async def run() -> list[str]:
-            generator = build_generator(config)
+            generator = build_generator(config, resources)
             served: list[str] = []
             try:
                 for _ in range(6):
@@ -153,5 +153,4 @@ def test_openai_generator_spreads_over_replicas_and_survives_deaths() -> None:
         assert config.model_dump() == generator_config(
             backend="openai", model="fake-model", base_url=bases[0]).model_dump()
     finally:
-        register_fleets({})
         servers[2].stop()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from typing import Any
 
 from snapaudit.systems.python import PythonCall
@@ -27,3 +28,12 @@ async def async_answer(call: PythonCall, suffix: str = "") -> str:
 
 def malformed(call: PythonCall) -> Any:
     return {"text": "no answer key"}
+
+
+GC_SEEN: list[tuple[int, int]] = []  # (young threshold, freeze count) at each gc_probe call
+
+
+def gc_probe(call: PythonCall) -> str:
+    """Answers like :func:`async_answer` and notes the collector's pacing during the call."""
+    GC_SEEN.append((gc.get_threshold()[0], gc.get_freeze_count()))
+    return f"answer {call.question_id}"

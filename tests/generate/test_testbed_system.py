@@ -12,6 +12,7 @@ from tests.fakes.llm_server import FakeLLMServer, LLMCall
 
 from snapaudit.errors import TransportInvalid
 from snapaudit.systems.base import AnswerCall, Evidence, RetrievingSystem
+from snapaudit.systems.resources import RunResources
 from snapaudit.testbed.generate.config import generator_config
 from snapaudit.testbed.prompt import SYSTEM_PROMPT, prompt_spec
 from snapaudit.testbed.system import TestbedSystem
@@ -48,11 +49,11 @@ def server() -> Iterator[FakeLLMServer]:
 
 
 def system(server: FakeLLMServer, state: str, asked: list[tuple[int, str, str]] | None = None,
-           **fields: Any) -> TestbedSystem:
+           resources: RunResources | None = None, **fields: Any) -> TestbedSystem:
     config = generator_config(backend="openai", model="fake-model",
                              base_url=server.openai_base_url, **fields)
     log = asked if asked is not None else []
-    return TestbedSystem(state, config, lambda p: FakeEvidence(p, log))
+    return TestbedSystem(state, config, lambda p: FakeEvidence(p, log), resources)
 
 
 def call(state: str, evidence: Evidence | None, seed: int = 99) -> AnswerCall:
@@ -111,21 +112,28 @@ def test_invalid_answers_raise_transport_invalid(server: FakeLLMServer) -> None:
     assert asyncio.run(go()) == ["invalid_answer", "oversized_answer", "http_500"]
 
 
-def test_states_share_one_generator_instance_until_the_last_release(
+def test_states_share_one_generator_instance_until_their_run_ends(
         server: FakeLLMServer) -> None:
     async def go() -> None:
-        a, b = system(server, "n1"), system(server, "n3")
+        run = RunResources()
+        a, b = system(server, "n1", resources=run), system(server, "n3", resources=run)
         assert a.generator is b.generator
-        other = system(server, "n7", temperature=0.3)
+        other = system(server, "n7", resources=run, temperature=0.3)
         assert other.generator is not a.generator
         shared = a.generator
         await a.aclose()
         await b.answer(call("n3", EVIDENCE))  # still open for b
         await b.aclose()
         await other.aclose()
-        c = system(server, "n1")
-        assert c.generator is not shared  # the last release closed it; a new one is built
-        await c.aclose()
+        assert system(server, "n1", resources=run).generator is shared  # the run still has it
+        await run.aclose()  # the run ends: its generators are closed
+        nxt = RunResources()
+        c = system(server, "n1", resources=nxt)
+        assert c.generator is not shared  # the next run builds its own
+        alone = system(server, "n1")
+        assert alone.generator is not c.generator  # no run's resources: one of its own
+        await alone.aclose()
+        await nxt.aclose()
 
     asyncio.run(go())
 

@@ -15,7 +15,7 @@ from tests.retrieval.conftest import generated_docs, write_jsonl
 
 from snapaudit.errors import InputError
 from snapaudit.testbed.corpus.build import CorpusInput, build_corpus
-from snapaudit.testbed.corpus.engine import open_engine
+from snapaudit.testbed.corpus.executor import open_engine
 from snapaudit.testbed.corpus.workers import WorkerPool
 
 REPO = Path(__file__).resolve().parents[2]

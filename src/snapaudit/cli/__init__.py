@@ -70,6 +70,10 @@ def cli(ctx: click.Context) -> None:
     """
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
+        return
+    from snapaudit.run.gcpacing import gc_pacing
+
+    ctx.with_resource(gc_pacing())  # the application paces the collector while stages run
 
 
 def main(argv: list[str] | None = None) -> Any:

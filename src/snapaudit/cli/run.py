@@ -92,7 +92,9 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
                        "verified, not re-written")
             click.echo(results_summary(results), nl=False)
             if fail_on == "incompatible":
-                exit_for_gate(results.get("gate", {}))
+                from snapaudit.stats.results import result_from_json
+
+                exit_on_verdict(result_from_json(results).verdict())
             return
     progress = make_progress(progress_kind)
     try:

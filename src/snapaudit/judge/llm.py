@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from snapaudit.errors import ConfigError
 from snapaudit.judge import prompt_long
@@ -12,6 +12,9 @@ from snapaudit.judge.packets import Verdict, parse_verdict_text, verdict_schema
 from snapaudit.judge.prompt import SYSTEM, prompt_spec, render_user
 from snapaudit.testbed.generate.base import GenerationRequest, Generator
 
+if TYPE_CHECKING:
+    from snapaudit.systems.resources import RunResources
+
 
 class LLMJudge(Judge):
     """Sends one packet per call to a generator and validates its JSON verdict.
@@ -20,17 +23,20 @@ class LLMJudge(Judge):
     ``TransportInvalid("schema")`` and the engine retries it.
     """
 
-    def __init__(self, config: JudgeConfig, generator: Generator | None = None) -> None:
+    def __init__(self, config: JudgeConfig, generator: Generator | None = None,
+                 resources: RunResources | None = None) -> None:
         if config.generator is None:
             raise ConfigError("judge.kind = 'llm' needs a [judge.generator] table")
         self.name = config.name
         self._config = config
-        self._shared = generator is None
+        self._owned = generator is not None or resources is None  # closed by this judge
         if generator is None:
-            # shared with a testbed state of the same generator config (one model load)
-            from snapaudit.testbed.generate.registry import acquire_generator
+            from snapaudit.testbed.generate.registry import build_generator, shared_generator
 
-            generator = acquire_generator(config.generator)
+            # with the run's resources: shared with a testbed state of the same generator
+            # config (one model load), closed with the run
+            generator = (build_generator(config.generator) if resources is None
+                         else shared_generator(config.generator, resources))
         self._generator = generator
 
     @property
@@ -72,10 +78,5 @@ class LLMJudge(Judge):
         return JudgeVerdict(parse_verdict_text(packet, result.text), dict(result.usage), meta)
 
     async def aclose(self) -> None:
-        if not self._shared:
+        if self._owned:
             await self._generator.aclose()
-            return
-        from snapaudit.testbed.generate.registry import release_generator
-
-        assert self._config.generator is not None
-        await release_generator(self._config.generator)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from snapaudit.errors import ConfigError
 from snapaudit.judge.base import Judge
 from snapaudit.judge.config import JudgeConfig
@@ -13,10 +15,14 @@ JUDGES: Registry[Judge] = Registry("judge kind", {
     "rule": "snapaudit.judge.rule:RuleJudge",
 })
 
+if TYPE_CHECKING:
+    from snapaudit.systems.resources import RunResources
 
-def build_judge(config: JudgeConfig) -> Judge:
-    """The judge of ``config``: ``llm`` (any generator backend) or ``rule`` (offline)."""
+
+def build_judge(config: JudgeConfig, resources: RunResources | None = None) -> Judge:
+    """The judge of ``config``: ``llm`` (any generator backend; ``resources``: the run's, for
+    its shared generator and replica pools) or ``rule`` (offline)."""
     if config.kind not in JUDGES:
         raise ConfigError(f"judge.kind = {config.kind!r} has no judge to build "
                           f"(use {' or '.join(repr(k) for k in JUDGES.kinds())})")
-    return JUDGES.build(config.kind, config)
+    return JUDGES.build(config.kind, config, resources=resources)

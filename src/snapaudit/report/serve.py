@@ -6,7 +6,6 @@ is reachable. The page is the same self-contained file ``snapaudit report`` writ
 
 from __future__ import annotations
 
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -59,8 +58,3 @@ def make_server(html: Path, markdown: Path, port: int = 0,
         raise ConfigError(f"--port {port}: cannot listen on {host}:{port} ({exc.strerror})"
                           ) from None
 
-
-def serve_in_thread(server: ReportServer) -> threading.Thread:
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    return thread

@@ -8,23 +8,31 @@ from typing import TYPE_CHECKING
 
 from snapaudit.progress import Progress, SilentProgress
 from snapaudit.run.engine import run_audit
+from snapaudit.run.gcpacing import gc_pacing
 from snapaudit.run.protocol import Protocol, load_protocol
 
 if TYPE_CHECKING:
     from snapaudit.stats.analysis import AnalysisResult
     from snapaudit.systems.base import System
+    from snapaudit.systems.resources import RunResources
 
 
 def audit(protocol: Protocol | str | Path, run_dir: str | Path, *,
           overrides: Sequence[str] = (), base_dir: str | Path | None = None,
           progress: Progress | None = None,
-          systems: Mapping[str, System] | None = None) -> AnalysisResult:
+          systems: Mapping[str, System] | None = None,
+          pace_gc: bool = False, resources: RunResources | None = None) -> AnalysisResult:
     """Run every stage of ``protocol`` not yet locked in ``run_dir``, then the analysis.
 
     ``protocol`` is a protocol file (relative paths resolve against its folder) or a
     :class:`Protocol` (relative paths resolve against ``base_dir``, default the current
     folder). Returns the typed :class:`~snapaudit.stats.analysis.AnalysisResult`; the run
     directory holds the same as ``results.json``. Errors are :class:`snapaudit.SnapauditError`.
+
+    ``pace_gc``: pace the garbage collector while cells run (as the CLI does; faster at high
+    concurrency). Off by default: the collector is the caller's process's, and is left alone.
+    ``resources``: replica pools and shared generators to reuse across runs (the caller closes
+    them); by default each run has its own, closed when it returns.
     """
     if isinstance(protocol, Protocol):
         proto = protocol if not overrides else _override(protocol, overrides)
@@ -32,8 +40,10 @@ def audit(protocol: Protocol | str | Path, run_dir: str | Path, *,
     else:
         proto = load_protocol(protocol, overrides)
         base = Path(base_dir) if base_dir is not None else Path(protocol).resolve().parent
-    outcome = run_audit(proto, Path(run_dir), base_dir=base,
-                        progress=progress or SilentProgress(), systems=systems)
+    with gc_pacing(pace_gc):
+        outcome = run_audit(proto, Path(run_dir), base_dir=base,
+                            progress=progress or SilentProgress(), systems=systems,
+                            resources=resources)
     assert outcome.analysis is not None
     return outcome.analysis
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from snapaudit.progress import Progress
@@ -14,6 +14,7 @@ from snapaudit.run.protocol import Protocol
 from snapaudit.run.rundir import RunDir
 from snapaudit.run.runner import RetryPolicy
 from snapaudit.systems.base import System
+from snapaudit.systems.resources import RunResources
 
 
 @dataclass
@@ -26,6 +27,8 @@ class RunContext:
     systems: dict[str, System]
     depends: dict[str, str]
     chain: list[LockRecord]
+    # the run's replica pools and shared generators (the judge's too), closed when it ends
+    resources: RunResources = field(default_factory=RunResources)
 
     @property
     def judge_stage(self) -> str:

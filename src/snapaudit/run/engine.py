@@ -19,9 +19,10 @@ from snapaudit.errors import ConfigError, LockError
 from snapaudit.hashing import sha256_file, sha256_json
 from snapaudit.progress import Progress
 from snapaudit.run import cohort
-from snapaudit.run.answers import check_evaluable, effective_gate, max_answer_bytes
+from snapaudit.run.answers import max_answer_bytes
 from snapaudit.run.batch_calls import check_batch_mode
 from snapaudit.run.context import RunContext
+from snapaudit.run.gate_profile import check_evaluable, effective_gate
 from snapaudit.run.interrupt import interruptible
 from snapaudit.run.ledger import Ledger
 from snapaudit.run.locks import (
@@ -41,8 +42,9 @@ from snapaudit.run.rundir import RunDir
 from snapaudit.run.stages.answer import answer_rows, answer_stage
 from snapaudit.run.stages.retrieval import locked_evidence, retrieval_stage
 from snapaudit.run.stages.semantic import pair_labels, semantic_stage
-from snapaudit.run.systems import build_system
+from snapaudit.run.systems import build_system, run_resources
 from snapaudit.systems.base import Evidence, RetrievingSystem, System
+from snapaudit.systems.resources import RunResources
 from snapaudit.tables import GoldRow
 
 if TYPE_CHECKING:
@@ -62,16 +64,19 @@ class RunOutcome:
 
 
 def run_audit(protocol: Protocol, run_dir: Path | RunDir, *, base_dir: Path | None = None,
-              progress: Progress, systems: Mapping[str, System] | None = None) -> RunOutcome:
+              progress: Progress, systems: Mapping[str, System] | None = None,
+              resources: RunResources | None = None) -> RunOutcome:
     """Run every stage not yet locked, then the analysis; see the module docstring.
 
     ``systems`` (state -> System) replaces :func:`build_system` for callers that bring
-    their own system objects; their ``spec()`` is hash-bound like any other.
+    their own system objects; their ``spec()`` is hash-bound like any other. ``resources``:
+    replica pools and shared generators to use (the caller closes them); by default the run
+    makes its own and closes them when it ends.
     """
     rd = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
     with interruptible() as run, rd:  # Ctrl-C: one clean stop, the ledger closed after it
         outcome: RunOutcome = run(_run_audit(protocol, rd, base_dir or Path.cwd(), progress,
-                                             systems))
+                                             systems, resources))
         return outcome
 
 
@@ -92,15 +97,17 @@ def run_protocol_file(path: Path, run_dir: Path, overrides: Sequence[str],
 
 
 async def _run_audit(protocol: Protocol, rd: RunDir, base: Path, progress: Progress,
-                     given: Mapping[str, System] | None) -> RunOutcome:
+                     given: Mapping[str, System] | None,
+                     shared: RunResources | None = None) -> RunOutcome:
     check_evaluable(protocol)
     check_batch_mode(protocol)
     fresh = not rd.initialized()
     manifest = cohort.select(protocol.cohort, base) if fresh else None
     locked = set() if fresh else {str(rec["stage"]) for rec, _ in rd.ledger().locks()}
     build = given is None and needs_systems(locked)  # lazily: only for stages still open
+    resources = shared if shared is not None else run_resources(protocol)  # this run's
     systems = dict(given) if given is not None else {
-        s: build_system(protocol, s, rd.path, base) for s in protocol.states.order} \
+        s: build_system(protocol, s, rd.path, base, resources) for s in protocol.states.order} \
         if build else {}
     if (given is not None or build) and sorted(systems) != sorted(protocol.states.order):
         raise ConfigError("systems must be given for exactly the states of states.order")
@@ -112,11 +119,14 @@ async def _run_audit(protocol: Protocol, rd: RunDir, base: Path, progress: Progr
         else:
             verify_run_files(rd, protocol)
         run = _open(protocol, rd, base, progress, systems)
+        run.resources = resources
         await _stages(run)
         return _analyze(run)
     finally:
         for system in systems.values():
             await system.aclose()
+        if shared is None:  # the run's own pools and generators end with it
+            await resources.aclose()
 
 
 def _open(protocol: Protocol, rd: RunDir, base: Path, progress: Progress,

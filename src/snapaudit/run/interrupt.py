@@ -19,10 +19,7 @@ import signal
 import threading
 from collections.abc import Callable, Coroutine, Iterator
 from types import FrameType
-from typing import Any, TypeVar
-
-T = TypeVar("T")
-Runner = Callable[[Coroutine[Any, Any, T]], T]
+from typing import Any
 
 
 @contextlib.contextmanager

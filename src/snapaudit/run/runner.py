@@ -18,10 +18,8 @@ left without an outcome is marked ``interrupted`` before ``run_cells`` returns.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import gc
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -31,6 +29,8 @@ from snapaudit.hashing import sha256_json
 from snapaudit.progress import Progress
 from snapaudit.run.committer import GroupCommitter
 from snapaudit.run.failures import FailureLog
+from snapaudit.run.gcpacing import paced_gc as paced_gc  # re-exported (tests, benches)
+from snapaudit.run.gcpacing import stage_gc
 from snapaudit.run.ledger import Ledger
 from snapaudit.run.schedule import derive_seed
 from snapaudit.systems.redact import redact
@@ -99,36 +99,6 @@ class StageSummary:
     invalid: int
 
 
-_GC_YOUNG = 20_000  # allocations between young collections while cells run (default 700)
-
-
-class _GcPacing:
-    users = 0  # stages running now
-    saved = (700, 10, 10)  # the thresholds before the first of them
-
-
-@contextlib.contextmanager
-def paced_gc() -> Iterator[None]:
-    """While cells run: what was alive before is frozen out of garbage collection, and young
-    collections come every ``_GC_YOUNG`` allocations. Each call allocates many objects that
-    live for the call's duration; with the default pacing they were promoted to the old
-    generation and triggered full collections every second or so, each stopping the event
-    loop for tens of milliseconds (about a tenth of the stage's wall time at concurrency 256).
-    Stages running at once share one pacing; the last to finish restores the thresholds."""
-    if _GcPacing.users == 0:
-        _GcPacing.saved = gc.get_threshold()
-        gc.freeze()
-        gc.set_threshold(max(_GcPacing.saved[0], _GC_YOUNG), *_GcPacing.saved[1:])
-    _GcPacing.users += 1
-    try:
-        yield
-    finally:
-        _GcPacing.users -= 1
-        if _GcPacing.users == 0:
-            gc.set_threshold(*_GcPacing.saved)
-            gc.unfreeze()
-
-
 async def run_cells(
     ledger: Ledger,
     stage: str,
@@ -137,7 +107,7 @@ async def run_cells(
     progress: Progress,
 ) -> StageSummary:
     """Drive every not-yet-accepted task of ``stage`` to acceptance (see module doc)."""
-    with paced_gc():
+    with stage_gc():  # the collector is paced only when the application asked
         return await _run_cells(ledger, stage, tasks, policy, progress)
 
 

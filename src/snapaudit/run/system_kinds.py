@@ -1,5 +1,6 @@
-"""One builder per ``system.kind``, ``(protocol, state, run_dir, base_dir) -> System``; each
-imports its system only when called (the kinds are registered in :mod:`snapaudit.run.systems`).
+"""One builder per ``system.kind``, ``(protocol, state, run_dir, base_dir, resources) ->
+System``; each imports its system only when called (the kinds are registered in
+:mod:`snapaudit.run.systems`).
 """
 
 from __future__ import annotations
@@ -12,18 +13,24 @@ from snapaudit.run.protocol import Protocol
 
 if TYPE_CHECKING:
     from snapaudit.systems.base import System
+    from snapaudit.systems.resources import RunResources
 
 
-def http(protocol: Protocol, state: str, run_dir: Path, base_dir: Path | None) -> System:
+def http(protocol: Protocol, state: str, run_dir: Path, base_dir: Path | None,
+         resources: RunResources | None) -> System:
+    from snapaudit.run.systems import run_resources
     from snapaudit.systems.config import HttpSystemConfig
     from snapaudit.systems.http import HttpSystem
 
     cfg = protocol.systems[state]
     assert isinstance(cfg, HttpSystemConfig)
-    return HttpSystem(state, cfg, protocol.run)
+    # without the run's resources an HTTP system has a pool of its own ([run] replicas)
+    pools = resources if resources is not None else run_resources(protocol)
+    return HttpSystem(state, cfg, protocol.run, pools.pool_for(cfg.url))
 
 
-def python(protocol: Protocol, state: str, run_dir: Path, base_dir: Path | None) -> System:
+def python(protocol: Protocol, state: str, run_dir: Path, base_dir: Path | None,
+           resources: RunResources | None) -> System:
     from snapaudit.systems.config import PythonSystemConfig
     from snapaudit.systems.python import PythonSystem
 
@@ -32,7 +39,8 @@ def python(protocol: Protocol, state: str, run_dir: Path, base_dir: Path | None)
     return PythonSystem(state, cfg, protocol.run, base_dir)
 
 
-def testbed(protocol: Protocol, state: str, run_dir: Path, base_dir: Path | None) -> System:
+def testbed(protocol: Protocol, state: str, run_dir: Path, base_dir: Path | None,
+            resources: RunResources | None) -> System:
     """A relative ``testbed.corpus`` resolves against ``base_dir`` (the protocol file's
     folder), like every other path in a protocol."""
     from snapaudit.testbed.generate.config import LocalGeneratorConfig
@@ -44,4 +52,4 @@ def testbed(protocol: Protocol, state: str, run_dir: Path, base_dir: Path | None
     if tb.corpus and base_dir is not None and not Path(tb.corpus).is_absolute():
         tb = tb.model_copy(update={"corpus": str(base_dir / tb.corpus)})
     return TestbedSystem.from_config(tb, protocol.generator or LocalGeneratorConfig(), state,
-                                     run_dir)
+                                     run_dir, resources)

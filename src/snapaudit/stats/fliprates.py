@@ -29,6 +29,7 @@ import numpy as np
 from snapaudit.stats.bootstrap import BootstrapDraws
 from snapaudit.stats.cluster import Resampling
 from snapaudit.stats.codec import decode
+from snapaudit.stats.matched import CELLS, matched_table
 from snapaudit.stats.utility import GoldScores
 
 RATES = ("nfr", "pfr", "nfi", "btc", "bec")
@@ -64,9 +65,8 @@ class FlipRates:
 
 def category_values(scores: GoldScores) -> np.ndarray:
     """(n, 4) per-question shares of the r comparisons: MM, MN, NM, NN."""
-    a, b = scores.em_old > 0.5, scores.em_new > 0.5
-    return np.column_stack([(a & b).mean(axis=1), (a & ~b).mean(axis=1),
-                            (~a & b).mean(axis=1), (~a & ~b).mean(axis=1)])
+    shares: np.ndarray = matched_table(scores.em_old, scores.em_new) / scores.em_old.shape[1]
+    return shares
 
 
 def rates_of(sums: np.ndarray) -> dict[str, np.ndarray]:
@@ -98,6 +98,5 @@ def flip_rates(scores: GoldScores, resampling: Resampling, draws: int, seed: int
         ci = (float(np.percentile(ok, 2.5)), float(np.percentile(ok, 97.5))) if ok.size else None
         rates[k] = Rate(None if np.isnan(p) else p, None if np.isnan(p) else ci)
     neg = tuple(q for q, v in zip(scores.question_ids, values[:, 1], strict=True) if v > 0)
-    names = ("match_to_match", "match_to_nonmatch", "nonmatch_to_match", "nonmatch_to_nonmatch")
-    return FlipRates(int(counts.sum()), dict(zip(names, (int(c) for c in counts), strict=True)),
+    return FlipRates(int(counts.sum()), dict(zip(CELLS, (int(c) for c in counts), strict=True)),
                      rates, neg)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from snapaudit.stats.kernels import AnswerGrid, Kernel, pair_matrix
+from snapaudit.stats.matched import matched_table
 from snapaudit.stats.metrics import GoldCells, score_grid
 from snapaudit.stats.normalize import Normalizer
 from snapaudit.tables import AnswerRef
@@ -55,9 +56,8 @@ def transitions(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: 
         kernel.same(grid.question_ids[int(i)], AnswerRef(old, int(j) + 1),
                     AnswerRef(new, int(j) + 1))
         break
-    counts = {"match_to_match": int((em_old & em_new).sum()),
-              "match_to_nonmatch": int((em_old & ~em_new).sum()),
-              "nonmatch_to_match": int((~em_old & em_new).sum()),
+    mm, mn, nm, _ = (int(c) for c in matched_table(em_old, em_new).sum(axis=0))
+    counts = {"match_to_match": mm, "match_to_nonmatch": mn, "nonmatch_to_match": nm,
               "nonmatch_to_same_nonmatch": int((both_miss & (matched == 1)).sum()),
               "nonmatch_to_different_nonmatch": int((both_miss & (matched == 0)).sum())}
     return Transitions(kernel.name, grid.n * grid.repeats, counts)

@@ -20,7 +20,7 @@ from snapaudit.systems.base import AnswerCall, AnswerOutcome
 from snapaudit.systems.config import HttpSystemConfig, RunConfig
 from snapaudit.systems.failure import R
 from snapaudit.systems.redact import register_secret
-from snapaudit.systems.replicas import call_replica, pool_for
+from snapaudit.systems.replicas import ReplicaPool, call_replica
 from snapaudit.systems.transport import HttpEndpoint
 
 _VAR = re.compile(r"\{(question|question_id|state|repeat|seed)\}")
@@ -54,14 +54,16 @@ def lookup(obj: Any, path: str) -> Any:
 class HttpSystem:
     """One state's endpoint."""
 
-    def __init__(self, state: str, config: HttpSystemConfig, run: RunConfig):
+    def __init__(self, state: str, config: HttpSystemConfig, run: RunConfig,
+                 pool: ReplicaPool | None = None):
         self.state = state
         self.config = config
         self.endpoint = HttpEndpoint(config.url, concurrency=run.concurrency,
                                      timeout_s=run.timeout_s,
                                      rate_limit_per_s=run.rate_limit_per_s,
                                      max_response_bytes=run.max_response_bytes)
-        self.pool = pool_for(config.url)  # [run] replicas: other URLs serving this endpoint
+        # the run's pool of this endpoint ([run] replicas: other URLs serving it), else its own
+        self.pool = pool if pool is not None else ReplicaPool([config.url])
         self._replicas = {url: self.endpoint if url == config.url else HttpEndpoint(
             url, concurrency=run.concurrency, timeout_s=run.timeout_s,
             rate_limit_per_s=run.rate_limit_per_s, max_response_bytes=run.max_response_bytes)

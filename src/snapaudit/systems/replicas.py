@@ -86,37 +86,7 @@ class ReplicaPool:
         return [r.url for r in self.replicas]
 
 
-# ------------------------------------------------------------------ the process's fleets
-# ``[run] replicas`` maps an endpoint's configured URL to its other replicas. The engine
-# registers the table once per run (build_system); endpoints ask for their pool by URL.
-
-_FLEETS: dict[str, tuple[str, ...]] = {}
-_POLICY: dict[str, float] = {"fail_threshold": 3, "rest_s": 5.0}
-_POOLS: dict[str, ReplicaPool] = {}
-
-
-def register_fleets(replicas: dict[str, list[str]], *, fail_threshold: int = 3,
-                    rest_s: float = 5.0) -> None:
-    """Make ``replicas`` (configured URL -> other base URLs) the fleets of this process."""
-    fleets = {url.rstrip("/"): tuple(more) for url, more in replicas.items()}
-    policy = {"fail_threshold": fail_threshold, "rest_s": rest_s}
-    if fleets != _FLEETS or policy != _POLICY:
-        _FLEETS.clear()
-        _FLEETS.update(fleets)
-        _POLICY.update(policy)
-        _POOLS.clear()
-
-
-def pool_for(url: str) -> ReplicaPool:
-    """The pool of the endpoint configured as ``url`` (just ``url`` without replicas)."""
-    key = url.rstrip("/")
-    pool = _POOLS.get(key)
-    if pool is None:
-        pool = ReplicaPool([url, *_FLEETS.get(key, ())],
-                           fail_threshold=int(_POLICY["fail_threshold"]),
-                           rest_s=_POLICY["rest_s"])
-        _POOLS[key] = pool
-    return pool
+# The pools of a run's ``[run] replicas`` are its snapaudit.systems.resources.RunResources.
 
 
 async def call_replica(pool: ReplicaPool, call: Callable[[str], Awaitable[T]]

@@ -8,7 +8,6 @@ builds each :class:`PairLabel` only when asked (equal to any sequence of the sam
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -132,8 +131,3 @@ def _all_known(table: LabelTable, answers: Sequence[AnswerRow]) -> bool:
     need = np.concatenate([table.q.astype(np.int64) * nr + table.a,
                            table.q.astype(np.int64) * nr + table.b])
     return bool(np.isin(need, have).all())
-
-
-def as_table(labels: Sequence[PairLabel] | Any) -> LabelTable:
-    """``labels`` as a :class:`LabelTable` (no copy when it already is one)."""
-    return LabelTable.from_labels(labels)

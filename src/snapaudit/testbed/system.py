@@ -4,8 +4,9 @@ A state is ``corpus prefix + retriever + renderer + prompt + generator``. Retrie
 (two independent cached passes for the retrieval lock) comes from
 :class:`snapaudit.testbed.retrieval.evidence.EvidenceBuilder`; answering builds the one
 prompt surface of :mod:`snapaudit.testbed.prompt` from the locked evidence, calls the
-generator once and parses the answer. The generator instance is shared by every
-state with the same generator config (one local model loaded once per run).
+generator once and parses the answer. Given the run's resources, the generator instance is
+shared by every state (and the judge) with the same generator config (one local model loaded
+once per run) and closed with the run; without them the system has one of its own.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from snapaudit.systems.base import AnswerCall, AnswerOutcome, Evidence
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult, Generator
 from snapaudit.testbed.generate.config import GeneratorConfig
-from snapaudit.testbed.generate.registry import acquire_generator, release_generator
+from snapaudit.testbed.generate.registry import build_generator, shared_generator
 from snapaudit.testbed.prompt import (
     ANSWER_SCHEMA,
     SYSTEM_PROMPT,
@@ -28,6 +29,7 @@ from snapaudit.testbed.prompt import (
 )
 
 if TYPE_CHECKING:
+    from snapaudit.systems.resources import RunResources
     from snapaudit.testbed.retrieval.config import TestbedConfig
 
 
@@ -48,17 +50,19 @@ class TestbedSystem:
     __test__ = False  # not a pytest class, despite the name
 
     def __init__(self, state: str, generator_config: GeneratorConfig,
-                 sources: Callable[[int], EvidenceSource]):
+                 sources: Callable[[int], EvidenceSource],
+                 resources: RunResources | None = None):
         self.state = state
         self.generator_config = generator_config
+        self._resources = resources  # the run's: shared generator; None: one of its own
         self._sources = sources
         self._passes: dict[int, EvidenceSource] = {}
         self._generator: Generator | None = None
 
     @classmethod
     def from_config(cls, testbed: TestbedConfig, generator: GeneratorConfig, state: str,
-                    run_dir: Path) -> TestbedSystem:
-        return cls(state, generator, _builder_factory(testbed, Path(run_dir)))
+                    run_dir: Path, resources: RunResources | None = None) -> TestbedSystem:
+        return cls(state, generator, _builder_factory(testbed, Path(run_dir)), resources)
 
     # ------------------------------------------------------------ retrieval
 
@@ -75,7 +79,8 @@ class TestbedSystem:
     @property
     def generator(self) -> Generator:
         if self._generator is None:
-            self._generator = acquire_generator(self.generator_config)
+            self._generator = (build_generator(self.generator_config) if self._resources is None
+                               else shared_generator(self.generator_config, self._resources))
         return self._generator
 
     def request(self, call: AnswerCall) -> GenerationRequest:
@@ -120,9 +125,9 @@ class TestbedSystem:
         passes, self._passes = self._passes, {}
         for source in passes.values():
             await source.aclose()
-        if self._generator is not None:
-            self._generator = None
-            await release_generator(self.generator_config)
+        generator, self._generator = self._generator, None
+        if generator is not None and self._resources is None:  # else the run closes it
+            await generator.aclose()
 
 
 def _builder_factory(testbed: TestbedConfig, run_dir: Path) -> Callable[[int], EvidenceSource]:

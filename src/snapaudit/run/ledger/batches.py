@@ -21,7 +21,6 @@ from snapaudit.errors import ConfigError
 from snapaudit.run.ledger.attempts import AttemptTable
 
 OPEN_STATES = ("submitting", "submitted")
-BATCH_STATES = (*OPEN_STATES, "ended")
 
 
 @dataclass(frozen=True, slots=True)

@@ -86,7 +86,7 @@ async def _judge_questions(run: Run, answers: Sequence[AnswerRow]) -> None:
     cfg = run.protocol.judge
     if cfg.prompt == "auto":
         cfg = cfg.model_copy(update={"prompt": run.protocol.answers.kind})
-    judge = build_judge(cfg)
+    judge = build_judge(cfg, run.resources)
     batch = BatchCalls(run.protocol)  # run.mode = "batch": provider batch APIs
     text = {q.question_id: q.question for q in run.questions}
     cells = [cell for qid, rows in _scope_answers(run, answers).items()

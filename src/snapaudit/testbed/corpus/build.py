@@ -24,7 +24,7 @@ process) and the running state of the shard files. The BM25 index is built per (
 segment of up to ``segment_docs`` rows, smaller first:
 :func:`~snapaudit.testbed.retrieval.bm25_build.segment_rows`) by tasks
 (:mod:`snapaudit.testbed.retrieval.bm25_build`) that start as soon as their segment is on disk,
-on the engine chosen (:mod:`snapaudit.testbed.corpus.engine`): in this process, a local
+on the engine chosen (:mod:`snapaudit.testbed.corpus.executor`): in this process, a local
 process pool (``workers`` > 1) or Ray. The output is byte-identical whatever the engine and
 worker count.
 """
@@ -44,7 +44,7 @@ import numpy as np
 from snapaudit.errors import ConfigError, InputError
 from snapaudit.hashing import canonical_json
 from snapaudit.progress import Progress, SilentProgress
-from snapaudit.testbed.corpus.engine import Engine, Handle, open_engine
+from snapaudit.testbed.corpus.executor import Engine, Handle, open_engine
 from snapaudit.testbed.corpus.manifest import (
     MANIFEST,
     CorpusManifest,

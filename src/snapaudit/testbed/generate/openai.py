@@ -11,7 +11,8 @@ from typing import Any
 
 from snapaudit.errors import TransportInvalid
 from snapaudit.systems.failure import R
-from snapaudit.systems.replicas import call_replica, pool_for
+from snapaudit.systems.replicas import ReplicaPool, call_replica
+from snapaudit.systems.resources import RunResources
 from snapaudit.testbed.generate._http import (
     JsonPoster,
     join_url,
@@ -32,9 +33,13 @@ class OpenAIGenerator:
 
     name = "openai"
 
-    def __init__(self, config: GeneratorConfig):
+
+    def __init__(self, config: GeneratorConfig, resources: RunResources | None = None):
         self.config = config
         self._base = config.base_url or DEFAULT_BASE_URL
+        # the run's pool of the base URL ([run] replicas), else one of its own
+        self.pool = (resources.pool_for(self._base) if resources is not None
+                     else ReplicaPool([self._base]))
         self._url = join_url(self._base, "/chat/completions")
         key = read_api_key(config.api_key_env)
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -78,7 +83,7 @@ class OpenAIGenerator:
     async def generate(self, request: GenerationRequest) -> GenerationResult:
         body = self.request_body(request)
         replica, (payload, latency) = await call_replica(
-            pool_for(self._base),
+            self.pool,
             lambda base: self._poster.post(join_url(base, "/chat/completions"), self._headers,
                                            body))
         return self.parse(payload, latency, replica)

@@ -1,15 +1,15 @@
-"""Generator backends by name, imported lazily, and a small shared-instance cache.
+"""Generator backends by name, imported lazily; one instance per generator config in a run.
 
-``build_generator`` makes a new instance. ``acquire_generator`` / ``release_generator``
-share one instance per generator config (one local model loaded once for all the
-states of a run): the instance is closed when its last holder releases it.
+``build_generator`` makes a new instance (an OpenAI-compatible one takes the pool of its base
+URL from the run's resources). ``shared_generator`` is the run's one instance per
+generator config (one local model loaded once for all the states and the judge of a run),
+closed with the run's :class:`~snapaudit.systems.resources.RunResources`.
 """
 
 from __future__ import annotations
 
-import threading
-
 from snapaudit.registry import Entry, Registry
+from snapaudit.systems.resources import RunResources
 from snapaudit.testbed.generate.base import Generator
 from snapaudit.testbed.generate.config import GeneratorConfig
 
@@ -20,38 +20,14 @@ GENERATORS: Registry[Generator] = Registry("generator backend", {
 })
 
 
-def build_generator(config: GeneratorConfig) -> Generator:
-    """A new generator of ``config.backend``; its module is imported only now."""
-    return GENERATORS.build(config.backend, config)
+def build_generator(config: GeneratorConfig, resources: RunResources | None = None
+                    ) -> Generator:
+    """A new generator of ``config.backend``; its module is imported only now. Every backend
+    takes ``resources`` (the run's; an OpenAI-compatible one takes its base URL's pool)."""
+    return GENERATORS.build(config.backend, config, resources)
 
 
-_lock = threading.Lock()
-_shared: dict[str, tuple[Generator, int]] = {}
-
-
-def _key(config: GeneratorConfig) -> str:
-    return config.model_dump_json()
-
-
-def acquire_generator(config: GeneratorConfig) -> Generator:
-    """The shared instance for ``config`` (built on first use); pair with release."""
-    key = _key(config)
-    with _lock:
-        generator, holders = _shared.get(key) or (build_generator(config), 0)
-        _shared[key] = (generator, holders + 1)
-        return generator
-
-
-async def release_generator(config: GeneratorConfig) -> None:
-    """Give back one hold; the last release closes the instance."""
-    key = _key(config)
-    with _lock:
-        entry = _shared.get(key)
-        if entry is None:
-            return
-        generator, holders = entry
-        if holders > 1:
-            _shared[key] = (generator, holders - 1)
-            return
-        del _shared[key]
-    await generator.aclose()
+def shared_generator(config: GeneratorConfig, resources: RunResources) -> Generator:
+    """The run's instance for ``config`` (built on first use, closed with ``resources``)."""
+    return resources.shared(f"generator:{config.model_dump_json()}",
+                            lambda: build_generator(config, resources))

@@ -111,7 +111,7 @@ class DenseRetriever(InProcessRetriever):
             for j in range(self.store.n_shards):
                 self._index(j)
             return
-        from snapaudit.testbed.corpus.engine import open_engine
+        from snapaudit.testbed.corpus.executor import open_engine
 
         with open_engine(engine, workers, address) as eng:
             handles = [eng.submit(build_dense_shard, str(self.dir), self.model, j)

@@ -158,7 +158,7 @@ class ShardedBm25:
                 raise
             return servers
         if engine == "ray":
-            from snapaudit.testbed.corpus.engine_base import ray_connect, ray_module
+            from snapaudit.testbed.corpus.executor_base import ray_connect, ray_module
 
             ray = ray_module()
             self._owned_ray = ray_connect(address, workers)

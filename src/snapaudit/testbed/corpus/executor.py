@@ -1,4 +1,5 @@
-"""Where build tasks run: in this process, a local process pool, or a Ray cluster.
+"""Where corpus build tasks run (``--engine``): in this process, a local process pool, or a Ray
+cluster. (The build's task executor; the audit's stage engine is :mod:`snapaudit.run.engine`.)
 
 Every engine runs the same picklable task functions with the same arguments, and the build
 only ever reads their results in submission order, so the output is byte-identical whatever
@@ -21,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from snapaudit.errors import ConfigError
-from snapaudit.testbed.corpus.engine_base import Engine, Handle, ingest_limit, ray_module
+from snapaudit.testbed.corpus.executor_base import Engine, Handle, ingest_limit, ray_module
 
 __all__ = ["ENGINES", "Engine", "Handle", "PoolEngine", "RayEngine", "open_engine",
            "ray_in_process"]

@@ -1,6 +1,6 @@
 """The engine interface (:class:`Engine`: runs tasks in this process), the cores a build may
 use beside its own ingest, and the Ray session helpers shared by the Ray engines and Ray shard
-servers. The engines themselves: :mod:`snapaudit.testbed.corpus.engine` (and
+servers. The engines themselves: :mod:`snapaudit.testbed.corpus.executor` (and
 :mod:`snapaudit.testbed.corpus.ray_process`).
 """
 

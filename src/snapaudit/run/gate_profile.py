@@ -1,0 +1,35 @@
+"""Which gate a protocol's run evaluates: the gate's profile defaults from ``[answers] kind``,
+and preflight refuses a gate that names a kernel the run cannot produce."""
+
+from __future__ import annotations
+
+from snapaudit.errors import ProtocolError
+from snapaudit.run.protocol import Protocol
+from snapaudit.stats.gate import GateConfig
+
+
+def effective_gate(protocol: Protocol) -> GateConfig:
+    """The gate with its profile resolved: explicit rules or profile, else by answers.kind."""
+    gate = protocol.gate
+    if gate.rules is not None or gate.profile is not None:
+        return gate
+    profile = "long-form" if protocol.answers.kind == "long" else "study"
+    return gate.model_copy(update={"profile": profile})
+
+
+def check_evaluable(protocol: Protocol) -> None:
+    """ProtocolError unless the run can produce every kernel the gate needs (preflight)."""
+    gate = effective_gate(protocol)
+    judge = protocol.judge
+    if "semantic" in gate.kernels() and judge.kind == "none":
+        fix = ('[gate] profile = "exact-only" (short answers without a judge)'
+               if protocol.answers.kind == "short" else
+               '[judge] kind = "llm" with a [judge.generator]')
+        raise ProtocolError(
+            f"the gate ({gate.describe()}) needs the semantic kernel, but judge.kind = 'none' "
+            "produces no pair labels, so the gate could never be evaluated. Set a judge "
+            f'([judge] kind = "llm" | "rule" | "labels"), or {fix}.')
+    if judge.kind == "rule" and protocol.answers.kind == "long":
+        raise ProtocolError(
+            "the rule judge decides short answers only; answers.kind = 'long' needs "
+            '[judge] kind = "llm" (the long-form prompt) or kind = "labels".')
