@@ -14,7 +14,6 @@ semantic D under each judge come from
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -25,6 +24,7 @@ from snapaudit.run.ledger import Ledger
 from snapaudit.run.runner import RetryPolicy
 from snapaudit.run.stages.base import Stage, run_stage
 from snapaudit.run.stages.judge import judge_cells, judge_stage_name, labels_of_stage
+from snapaudit.run.stages.sample import hash_sample
 from snapaudit.stats.agreement import JudgeAgreement, agreement
 from snapaudit.stats.churn import per_question
 from snapaudit.stats.kernels import AnswerGrid, SemanticKernel
@@ -46,11 +46,8 @@ class AuditPlan:
 
 
 def audit_sample(question_ids: Sequence[str], n: int, seed: int) -> list[str]:
-    """The outcome-blind hash sample: the ``n`` ids with the smallest audit keys."""
-    def key(qid: str) -> str:
-        return hashlib.sha256(f"{SAMPLE_VERSION}\0{seed}\0{qid}".encode()).hexdigest()
-
-    return sorted(sorted(set(question_ids), key=key)[:n])
+    """The outcome-blind hash sample of :mod:`snapaudit.run.stages.sample`."""
+    return hash_sample(question_ids, n, seed, SAMPLE_VERSION)
 
 
 def _packet_answers(qid: str, labels: Sequence[PairLabel],

@@ -19,7 +19,6 @@ results are written again. They are written into the run's ledger, hence a run s
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from snapaudit.run.stages.base import Stage, retry_policy, run_stage
 from snapaudit.run.stages.judge import judge_cells, labels_of_stage
 from snapaudit.run.stages.keys import AnswerKey
 from snapaudit.run.stages.retrieval import locked_evidence
+from snapaudit.run.stages.sample import hash_sample
 from snapaudit.stats.analysis import AnalysisConfig, AnalysisResult, analyze
 from snapaudit.stats.bootstrap import Interval, whole_question_bootstrap
 from snapaudit.systems.base import Evidence, System
@@ -84,10 +84,8 @@ class Replication:
 
 
 def replication_sample(question_ids: Sequence[str], n: int, seed: int) -> list[str]:
-    def key(qid: str) -> str:
-        return hashlib.sha256(f"{SAMPLE_VERSION}\0{seed}\0{qid}".encode()).hexdigest()
-
-    return sorted(sorted(set(question_ids), key=key)[:n])
+    """The outcome-blind hash sample of :mod:`snapaudit.run.stages.sample`."""
+    return hash_sample(question_ids, n, seed, SAMPLE_VERSION)
 
 
 def _scope_note(plan: ReplicationPlan) -> str | None:
