@@ -196,6 +196,7 @@ def recompute(results: dict[str, Any], protocol: dict[str, Any], answers: Sequen
                             states=tuple(comp["states"]) if comp.get("states") else None,
                             benchmark=comp.get("benchmark", "nq"), draws=comp["draws"],
                             seed=comp["seed"], gate=gate, primary_judge=semantic.get("judge"),
+                            bootstrap=comp.get("bootstrap", "draws"),  # absent: before exact
                             permutations=int((results.get("distribution_test") or {})
                                              .get("permutations", 0)))
     out: dict[str, Any] = analyze(answers, config=config, labels=labels, gold=gold).to_json()
