@@ -6,9 +6,9 @@ simulated cohort is drawn from its own seed, its per-question D_i of both kernel
 bootstrap (the cell's ``method``: exact, :mod:`snapaudit.stats.exact`, as the analysis by
 default, or draws, :func:`snapaudit.stats.bootstrap.whole_question_bootstrap`, both kernels
 jointly) and the real gate (:func:`snapaudit.stats.gate.evaluate`, default rules) are
-applied. A cohort covers the truth when ``lcb95 <= D`` (one-sided) and when ``lo <= D <= hi`` (two-sided).
-:func:`check_cohort` reruns one cohort through :func:`snapaudit.stats.analysis.analyze` and returns
-whether every number agrees exactly.
+applied. A cohort covers the truth when ``lcb95 <= D`` (one-sided) and when
+``lo <= D <= hi`` (two-sided). :func:`check_cohort` reruns one cohort through
+:func:`snapaudit.stats.analysis.analyze` and returns whether every number agrees exactly.
 """
 
 from __future__ import annotations
