@@ -17,7 +17,7 @@ GOLD_FORMATS = ("auto", "jsonl", "nq-open", "triviaqa-dpr")
 STATE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")  # as in the protocol's states.order
 # files below this are read line by line: the line reader finishes before pyarrow (the fast
 # reader's) import would (docs/benchmarks.md, "Reading tables")
-FAST_MIN_BYTES = 2 << 20
+FAST_MIN_BYTES = 1 << 20
 
 
 def _state(value: str, key: str, where: dict[str, Any]) -> str:
@@ -94,6 +94,20 @@ def _ref(value: Any, key: str, where: dict[str, Any]) -> AnswerRef:
         raise InputError(f"{key}.repeat must be >= 1 (repeats are 1-based), got {repeat}",
                          **where)
     return AnswerRef(state, repeat)
+
+
+def _cached_ref(refs: dict[tuple[str, int], AnswerRef], value: Any, key: str,
+                where: dict[str, Any]) -> AnswerRef:
+    """:func:`_ref`, once per distinct well-formed {state, repeat} (a label file names few)."""
+    if type(value) is dict and len(value) == 2:
+        state, repeat = value.get("state"), value.get("repeat")
+        if type(state) is str and type(repeat) is int:
+            hit = refs.get((state, repeat))
+            if hit is not None:
+                return hit
+    ref = _ref(value, key, where)
+    refs[(ref.state, ref.repeat)] = ref
+    return ref
 
 
 # -- answers -----------------------------------------------------------------
@@ -231,6 +245,7 @@ def read_labels(path: str | Path, answers: Sequence[AnswerRow] | None = None, *,
     labels: list[PairLabel] = []
     seen: dict[tuple[str, str, AnswerRef, AnswerRef], int] = {}
     known = {(r.question_id, AnswerRef(r.state, r.repeat)) for r in answers} if answers else None
+    refs: dict[tuple[str, int], AnswerRef] = {}
     for number, obj in _json_objects(path):
         where: dict[str, Any] = {"path": str(path), "line": number}
         _unknown_keys(obj, {"question_id", "a", "b", "same", "judge"}, where)
@@ -238,7 +253,8 @@ def read_labels(path: str | Path, answers: Sequence[AnswerRow] | None = None, *,
         for key in ("a", "b"):
             if key not in obj:
                 raise InputError(f"missing field {key!r}", **where)
-        label = PairLabel(qid, _ref(obj["a"], "a", where), _ref(obj["b"], "b", where),
+        label = PairLabel(qid, _cached_ref(refs, obj["a"], "a", where),
+                          _cached_ref(refs, obj["b"], "b", where),
                           _field(obj, "same", bool, where),
                           _field(obj, "judge", str, where, optional=True) or "default")
         _check_label(label, known, seen, number, where)
