@@ -11,8 +11,9 @@ here exactly (no draws, no seed):
 - binary powering of the one-draw distribution (direct convolution while the arrays are
   small, real FFTs above ``DIRECT_LIMIT``; negatives from FFT round-off are clipped to 0 and
   every result renormalized to sum 1);
-- every intermediate m-fold sum is cut to mean +- W sqrt(m ln(10^25) / 2) (W: the range of
-  one draw, in grid units); by Hoeffding's inequality the mass cut is below 1e-25 a side.
+- every intermediate m-fold sum is cut to mean +- t_m, t_m = b c / 3 + sqrt((b c / 3)^2 +
+  2 c m s^2) with c = ln(10^25), s^2 the variance of one draw and b its largest deviation
+  from the mean (grid units): by Bernstein's inequality the mass cut is below 1e-25 a side.
 
 Conventions (docs/analysis.md): with F the CDF of the resampled mean,
 ``lcb95 = min{v : F(v) >= 0.05}``, ``ci95 = [min{v : F(v) >= 0.025}, min{v : F(v) >= 0.975}]``
@@ -33,7 +34,7 @@ from snapaudit.stats.bootstrap import BootstrapDraws, Interval
 GRID_TOL = 1e-9  # a value lies on the grid when within this of a grid point
 TIE_TOL = 1e-12
 DIRECT_LIMIT = 1 << 16  # len(a) * len(b) above this: FFT convolution
-_HOEFFDING = math.log(1e25) / 2
+_TAIL = math.log(1e25)
 
 
 def grid_denominator(repeats: int) -> int:
@@ -110,8 +111,22 @@ class _Part:
     pmf: np.ndarray
 
 
-def _cut(part: _Part, mean: float, width: int) -> _Part:
-    half = math.ceil(width * math.sqrt(part.m * _HOEFFDING)) + 1
+@dataclass(frozen=True)
+class _Draw:
+    """One draw's mean, variance and largest deviation from the mean (grid units)."""
+
+    mean: float
+    var: float
+    dev: float
+
+    def half_width(self, m: int) -> int:
+        """t_m of Bernstein's inequality (module docstring), rounded up."""
+        bc = self.dev * _TAIL / 3
+        return math.ceil(bc + math.sqrt(bc * bc + 2 * _TAIL * m * self.var)) + 1
+
+
+def _cut(part: _Part, draw: _Draw) -> _Part:
+    mean, half = draw.mean, draw.half_width(part.m)
     start = max(0, math.floor(part.m * mean - half) - part.lo)
     stop = min(part.pmf.size, math.ceil(part.m * mean + half) - part.lo + 1)
     if start == 0 and stop == part.pmf.size:
@@ -120,8 +135,8 @@ def _cut(part: _Part, mean: float, width: int) -> _Part:
     return _Part(part.m, part.lo + start, pmf / pmf.sum())
 
 
-def _add(a: _Part, b: _Part, mean: float, width: int) -> _Part:
-    return _cut(_Part(a.m + b.m, a.lo + b.lo, _convolve(a.pmf, b.pmf)), mean, width)
+def _add(a: _Part, b: _Part, draw: _Draw) -> _Part:
+    return _cut(_Part(a.m + b.m, a.lo + b.lo, _convolve(a.pmf, b.pmf)), draw)
 
 
 def mean_distribution(k: np.ndarray, denom: int) -> MeanDistribution:
@@ -133,16 +148,17 @@ def mean_distribution(k: np.ndarray, denom: int) -> MeanDistribution:
         raise ValueError("the bootstrap needs at least one question")
     lo, hi = int(k.min()), int(k.max())
     one = np.bincount(k - lo, minlength=hi - lo + 1).astype(np.float64) / n
-    mean, width = float(k.mean()), hi - lo
+    mean = float(k.mean())
+    draw = _Draw(mean, float(np.mean((k - mean) ** 2)), max(hi - mean, mean - lo))
     base, acc = _Part(1, lo, one), None
     m = n
     while True:
         if m & 1:
-            acc = base if acc is None else _add(acc, base, mean, width)
+            acc = base if acc is None else _add(acc, base, draw)
         m >>= 1
         if not m:
             break
-        base = _add(base, base, mean, width)
+        base = _add(base, base, draw)
     assert acc is not None
     return MeanDistribution(n, denom, acc.lo, acc.pmf)
 
