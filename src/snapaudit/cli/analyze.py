@@ -63,7 +63,7 @@ def command(answers: Path, labels: Path | None, gold: Path | None, gold_format: 
     try:
         config = AnalysisConfig(
             old=old, new=new, benchmark=benchmark, draws=draws, seed=seed,  # type: ignore[arg-type]
-            bootstrap=bootstrap,
+            bootstrap=bootstrap,  # type: ignore[arg-type]
             permutations=permutations,
             ladder=tuple(s.strip() for s in ladder.split(",")) if ladder else None,
             primary_judge=primary_judge,

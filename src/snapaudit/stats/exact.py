@@ -98,8 +98,8 @@ def _convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         nfft = 1 << (size - 1).bit_length()
         out = np.fft.irfft(np.fft.rfft(a, nfft) * np.fft.rfft(b, nfft), nfft)[:size]
         np.clip(out, 0.0, None, out=out)
-    total = out.sum()
-    return out / total
+    normalized: np.ndarray = out / out.sum()
+    return normalized
 
 
 @dataclass(frozen=True)
