@@ -4,8 +4,10 @@ multinomial resample (small n), plain sequential convolution, and many Monte Car
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -173,3 +175,24 @@ def test_analyze_names_the_method_and_draws_stays_an_option() -> None:
     assert (em["method"], f1["method"]) == ("exact", "draws")
     assert f1["ci95"] == dr["utility"]["delta"]["f1"]["ci95"]  # type: ignore[index]
     assert {t["method"] for t in ex["multiplicity"]["tests"]} == {"exact"}  # type: ignore[index]
+
+
+def test_cli_bootstrap_option(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from snapaudit.cli.analyze import command
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    base = ["--answers", str(examples / "answers.jsonl"), "--old", "n1", "--new", "n7",
+            "--draws", "2000", "--permutations", "0"]
+    docs = {}
+    for method in ("exact", "draws"):
+        out = tmp_path / f"{method}.json"
+        result = CliRunner().invoke(command, [*base, "--bootstrap", method, "--json", str(out)])
+        assert result.exit_code == 0, result.output
+        docs[method] = json.loads(out.read_text(encoding="utf-8"))
+    assert docs["exact"]["kernels"]["exact"]["method"] == "exact"
+    assert docs["draws"]["kernels"]["exact"]["method"] == "draws"
+    assert docs["draws"]["comparison"]["bootstrap"] == "draws"
+    bad = CliRunner().invoke(command, [*base, "--bootstrap", "bayes"])
+    assert bad.exit_code == 2 and "bayes" in bad.output
