@@ -46,10 +46,11 @@ def test_analyze_hand_values_and_json_keys() -> None:
     # semantic: q1 w=.5 c=.5 D=0; q2 w=1 c=0 D=1; q3 w=1 c=0 D=1
     assert (sem["within"], sem["cross"], sem["d_hat"]) == pytest.approx((250 / 3, 50 / 3,
                                                                          200 / 3))
-    assert set(ex) == {"within", "cross", "d_hat", "lcb95", "ci95", "p_nonpositive"}
+    assert set(ex) == {"within", "cross", "d_hat", "lcb95", "ci95", "p_nonpositive", "method"}
     assert doc["comparison"] == {"old": "A", "new": "B", "questions": 3, "repeats": 2,
                                  "states": ["A", "B"], "benchmark": "nq", "draws": 1000,
-                                 "seed": 1, "resampled": {"unit": "question", "clusters": None}}
+                                 "seed": 1, "resampled": {"unit": "question", "clusters": None},
+                                 "bootstrap": "exact"}
     assert doc["flips"]["question_ids"] == ["q2", "q3"]  # type: ignore[index]
     # EM: A 2 of 6 (q1 both), B 3 of 6 (q1 once, q2 twice) -> +100/6 pp
     assert doc["utility"]["em_delta"] == pytest.approx(100 / 6)  # type: ignore[index]

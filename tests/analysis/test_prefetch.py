@@ -40,5 +40,5 @@ def test_worker_draws_equal_the_inline_draws(ladder: tuple[str, ...] | None,
     inline = analysis._analyze(answers, config, labels, gold, Prefetch()).to_json()
     assert json.dumps(threaded) == json.dumps(inline)
     assert threaded["judges"] is not None  # two judges: the agreement bootstrap too
-    assert len(in_worker) == (1 if ladder else 4)  # the ladder's, or kernels, gold, judges
+    assert len(in_worker) == 3  # gold (flip rates, utility deltas) and judges; D is exact
     assert not any(t.startswith("snapaudit-bootstrap") for t in threads)

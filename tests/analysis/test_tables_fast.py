@@ -41,7 +41,8 @@ def test_fast_answers_equal_the_written_rows(tmp_path: Path) -> None:
     write_answers(tmp_path / "a.jsonl", _rows())
     fast = fast_answers(tmp_path / "a.jsonl")
     assert fast == _rows()
-    assert read_answers(tmp_path / "a.jsonl") == _rows()
+    for fast in (True, False, None):  # None: by size (this one: the line reader)
+        assert read_answers(tmp_path / "a.jsonl", fast=fast) == _rows()
 
 
 def test_fast_labels_table_and_sequence(tmp_path: Path) -> None:
@@ -53,7 +54,8 @@ def test_fast_labels_table_and_sequence(tmp_path: Path) -> None:
     assert table[0:2] == _labels()[0:2]
     assert table.judges == ("j1", "default", "j2")
     assert np.array_equal(table.for_judge("j2"), [False, False, True])
-    assert read_labels(tmp_path / "l.jsonl", _rows()) == _labels()
+    for fast in (True, False, None):
+        assert read_labels(tmp_path / "l.jsonl", _rows(), fast=fast) == _labels()
 
 
 def test_missing_and_empty_judge_mean_default(tmp_path: Path) -> None:
@@ -63,7 +65,8 @@ def test_missing_and_empty_judge_mean_default(tmp_path: Path) -> None:
     lines[1]["b"] = {"state": "B", "repeat": 1}
     path = tmp_path / "l.jsonl"
     path.write_text("".join(json.dumps(o) + "\n" for o in lines), encoding="utf-8")
-    assert [lab.judge for lab in read_labels(path)] == ["default", "default"]
+    for fast in (True, False):
+        assert [lab.judge for lab in read_labels(path, fast=fast)] == ["default", "default"]
 
 
 def test_fast_gold(tmp_path: Path) -> None:
@@ -71,7 +74,8 @@ def test_fast_gold(tmp_path: Path) -> None:
     path.write_text('{"question_id": "b", "answers": ["x", "y"]}\n'
                     '{"question_id": "a", "answers": ["z"]}\n', encoding="utf-8")
     assert fast_gold(path) == {"b": ("x", "y"), "a": ("z",)}
-    assert read_gold(path) == {"b": ("x", "y"), "a": ("z",)}
+    for fast in (True, False, None):
+        assert read_gold(path, fast=fast) == {"b": ("x", "y"), "a": ("z",)}
 
 
 @pytest.mark.parametrize("text", [
@@ -92,7 +96,7 @@ def test_declined_input_gets_the_line_readers_error(tmp_path: Path) -> None:
     good = '{"question_id": "q", "state": "A", "repeat": %d, "answer": "x"}\n'
     path.write_text(good % 1 + good % 2 + '{"question_id": "q"} {"a": 1}\n', encoding="utf-8")
     with pytest.raises(InputError, match="not valid JSON: Extra data") as err:
-        read_answers(path)
+        read_answers(path, fast=True)
     assert (err.value.path, err.value.line) == (str(path), 3)
 
 
@@ -102,7 +106,7 @@ def test_nested_unknown_field_is_named(tmp_path: Path) -> None:
                     '"b": {"state": "A", "repeat": 2}, "same": true}\n', encoding="utf-8")
     assert fast_labels(path) is None
     with pytest.raises(InputError, match="unknown field\\(s\\): x") as err:
-        read_labels(path)
+        read_labels(path, fast=True)
     assert err.value.line == 1
 
 
@@ -113,7 +117,7 @@ def test_duplicate_question_with_many_lines_names_its_first_line(tmp_path: Path)
     path = tmp_path / "a.jsonl"
     path.write_text("".join(json.dumps(o) + "\n" for o in rows), encoding="utf-8")
     with pytest.raises(InputError, match="question 'q0' is missing state") as err:
-        read_answers(path)
+        read_answers(path, fast=True)
     assert err.value.line == 1
 
 
@@ -130,7 +134,8 @@ def test_answer_table_is_the_rows_and_gives_the_same_grid(tmp_path: Path) -> Non
             for q in (5, 2, 9, 1) for s in ("C", "A", "B") for j in (2, 1, 3)]
     rng.shuffle(rows)  # questions, states and repeats in no particular order
     write_answers(tmp_path / "a.jsonl", rows)
-    table = read_answers(tmp_path / "a.jsonl")
+    assert not isinstance(read_answers(tmp_path / "a.jsonl"), AnswerTable)  # small: by line
+    table = read_answers(tmp_path / "a.jsonl", fast=True)
     assert isinstance(table, AnswerTable) and table.repeats == 3
     assert table == rows and rows == table and list(table) == rows
     assert table[0] == rows[0] and table[-1] == rows[-1] and table[3:5] == rows[3:5]

@@ -208,6 +208,7 @@ def recompute(results: AnalysisResult, protocol: dict[str, Any], answers: Sequen
                             benchmark=comp.benchmark, draws=comp.draws,  # type: ignore[arg-type]
                             seed=comp.seed, gate=GateConfig(rules=rules or None),
                             primary_judge=semantic.judge if semantic else None,
+                            bootstrap=comp.bootstrap,  # type: ignore[arg-type]
                             permutations=distribution.permutations if distribution else 0)
     out: dict[str, Any] = analyze(answers, config=config, labels=labels, gold=gold).to_json()
     return out

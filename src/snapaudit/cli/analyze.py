@@ -17,6 +17,7 @@ from snapaudit.stats.analysis import AnalysisConfig, analyze
 from snapaudit.stats.gate import GateConfig
 
 OPTION_NAMES = {"old": "--old", "new": "--new", "ladder": "--ladder", "draws": "--draws",
+                "bootstrap": "--bootstrap",
                 "seed": "--seed", "benchmark": "--benchmark", "primary_judge": "--judge",
                 "": "--old/--new/--ladder"}
 
@@ -39,6 +40,10 @@ OPTION_NAMES = {"old": "--old", "new": "--new", "ladder": "--ladder", "draws": "
               help="Whole-question bootstrap draws (at least 100).")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the bootstrap stream.")
+@click.option("--bootstrap", type=click.Choice(["exact", "draws"]), default="exact",
+              show_default=True,
+              help="exact: the exact bootstrap of every mean of gridded per-question values "
+                   "(D, ladder steps, EM change); draws: Monte Carlo draws everywhere.")
 @click.option("--permutations", type=int, default=10_000, show_default=True,
               help="Permutations of the distribution test (0 skips it).")
 @click.option("--judge", "primary_judge", help="Primary judge for the semantic kernel.")
@@ -49,7 +54,7 @@ OPTION_NAMES = {"old": "--old", "new": "--new", "ladder": "--ladder", "draws": "
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the results JSON here.")
 def command(answers: Path, labels: Path | None, gold: Path | None, gold_format: str, old: str,
-            new: str, ladder: str | None, benchmark: str, draws: int, seed: int,
+            new: str, ladder: str | None, benchmark: str, draws: int, seed: int, bootstrap: str,
             permutations: int, primary_judge: str | None, gate_profile: str,
             fail_on: str | None, json_out: Path | None) -> None:
     """Excess churn of NEW over OLD beyond repeat noise, the gate, and diagnostics."""
@@ -58,6 +63,7 @@ def command(answers: Path, labels: Path | None, gold: Path | None, gold_format: 
     try:
         config = AnalysisConfig(
             old=old, new=new, benchmark=benchmark, draws=draws, seed=seed,  # type: ignore[arg-type]
+            bootstrap=bootstrap,  # type: ignore[arg-type]
             permutations=permutations,
             ladder=tuple(s.strip() for s in ladder.split(",")) if ladder else None,
             primary_judge=primary_judge,

@@ -34,9 +34,10 @@ def churn_table(result: AnalysisResult) -> list[str]:
             for name, k in result.kernels.items()]
     unit = ("whole-question" if c.resampled.unit == "question"
             else f"cluster ({c.resampled.clusters} clusters)")
+    boot = (f"exact {unit} bootstrap" if all(k.method == "exact" for k in result.kernels.values())
+            else f"{c.draws} {unit} bootstrap draws (seed {c.seed})")
     title = (f"Excess answer churn {c.old} -> {c.new}: {c.questions} questions x {c.repeats} "
-             f"repeats, {c.draws} {unit} bootstrap draws (seed {c.seed}). "
-             "Within/Cross in %, D/LCB/CI in pp.")
+             f"repeats, {boot}. Within/Cross in %, D/LCB/CI in pp.")
     return [title, *_table(["kernel", "Within", "Cross", "D", "LCB95", "CI95", "P(D<=0)"],
                            rows)]
 

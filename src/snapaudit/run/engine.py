@@ -204,6 +204,7 @@ def _analyze(run: RunContext) -> RunOutcome:
         ladder=tuple(p.states.order) if len(p.states.order) > 2 else None,
         states=tuple(p.states.order),
         benchmark=p.gold.benchmark, draws=p.bootstrap.draws, seed=p.bootstrap.seed,
+        bootstrap=p.bootstrap.method,
         permutations=p.bootstrap.permutations, gate=effective_gate(p),
         primary_judge=p.judge.name if p.judge.kind != "none" else None)
     result = analyze(answer_rows(run.ledger, run.questions), config=config,

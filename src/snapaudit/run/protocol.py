@@ -14,7 +14,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag, ValidationError, model_validator
+from pydantic import (
+    Discriminator,
+    Field,
+    SerializerFunctionWrapHandler,
+    Tag,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from snapaudit._model import Frozen, describe_error
 from snapaudit.errors import ProtocolError
@@ -101,6 +109,16 @@ class BootstrapConfig(Frozen):
     draws: int = Field(default=50_000, ge=100)
     seed: int = 0
     permutations: int = Field(default=10_000, ge=0)  # distribution test; 0 skips it
+    # "exact": the exact bootstrap of gridded means (stats/exact.py); "draws": Monte Carlo
+    method: Literal["exact", "draws"] = "exact"
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The default method is left out, so protocols without it keep their hashes."""
+        data: dict[str, Any] = handler(self)
+        if data.get("method") == "exact":
+            del data["method"]
+        return data
 
 
 def _system_tag(value: Any) -> str:

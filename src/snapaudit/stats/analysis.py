@@ -18,7 +18,7 @@ from snapaudit._model import Frozen
 from snapaudit.errors import ConfigError
 from snapaudit.stats import agreement as agreement_mod
 from snapaudit.stats.agreement import JudgeAgreement
-from snapaudit.stats.bootstrap import DEFAULT_DRAWS, BootstrapDraws
+from snapaudit.stats.bootstrap import DEFAULT_DRAWS, Bootstrapped, Method
 from snapaudit.stats.churn import PerQuestion, per_question
 from snapaudit.stats.cluster import Resampling, resampling
 from snapaudit.stats.flips import Flips, flips
@@ -35,7 +35,7 @@ from snapaudit.stats.metrics import GoldCells, Utility, check_gold, score_grid, 
 from snapaudit.stats.normalize import Normalizer, normalizer
 from snapaudit.stats.overlap import Overlap, has_doc_ids, overlap
 from snapaudit.stats.power import SampleCheck, sample_check
-from snapaudit.stats.prefetch import Prefetch, start_agreement, start_gold, start_ladder
+from snapaudit.stats.prefetch import Prefetch, start_agreement, start_gold
 from snapaudit.stats.secondary import Secondary, secondary
 from snapaudit.stats.transitions import Transitions, transitions
 from snapaudit.stats.utility import gold_scores
@@ -57,6 +57,9 @@ class AnalysisConfig(Frozen):
     benchmark: Literal["nq", "triviaqa"] = "nq"
     draws: int = Field(default=DEFAULT_DRAWS, ge=100)
     seed: int = 0
+    # "exact": the exact bootstrap of every mean of gridded per-question values (D of each
+    # kernel and ladder step, the EM change; stats/exact.py); "draws": Monte Carlo everywhere
+    bootstrap: Method = "exact"
     gate: GateConfig = Field(default_factory=GateConfig)
     primary_judge: str | None = None
     # permutations of the distribution test (stats/permutation.py); 0 skips it
@@ -92,11 +95,13 @@ class KernelStats:
     # and how many of them it labelled "same" (identical answers are never short-circuited)
     identical_pairs: int | None = None
     identical_labelled_same: int | None = None
+    method: str = "draws"  # of the interval: "exact" or "draws"
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"within": self.within, "cross": self.cross,
                                   "d_hat": self.d_hat, "lcb95": self.lcb95,
-                                  "ci95": list(self.ci95), "p_nonpositive": self.p_nonpositive}
+                                  "ci95": list(self.ci95), "p_nonpositive": self.p_nonpositive,
+                                  "method": self.method}
         if self.kernel == "semantic":
             out.update(judge=self.judge, nontransitive_triangles=self.nontransitive_triangles,
                        nontransitive_questions=self.nontransitive_questions,
@@ -116,12 +121,13 @@ class Comparison:
     draws: int
     seed: int
     resampled: Resampling = field(default_factory=Resampling)
+    bootstrap: str = "draws"  # the configured method: "exact" or "draws"
 
     def to_json(self) -> dict[str, object]:
         return {"old": self.old, "new": self.new, "questions": self.questions,
                 "repeats": self.repeats, "states": list(self.states),
                 "benchmark": self.benchmark, "draws": self.draws, "seed": self.seed,
-                "resampled": self.resampled.to_json()}
+                "resampled": self.resampled.to_json(), "bootstrap": self.bootstrap}
 
 
 @dataclass(frozen=True)
@@ -198,8 +204,9 @@ def analyze(answers: Sequence[AnswerRow], *, config: AnalysisConfig,
             ) -> AnalysisResult:
     """Audit old vs new: kernels, bootstrap, gate, then utility and diagnostics.
 
-    The largest bootstraps run in a worker thread meanwhile (:mod:`snapaudit.stats.prefetch`:
-    the same draws); every check raises in the order of the sequential analysis."""
+    The bootstraps that still need draws (gold flip rates and deltas, judge agreement) run in
+    a worker thread meanwhile (:mod:`snapaudit.stats.prefetch`: the same draws); every check
+    raises in the order of the sequential analysis."""
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="snapaudit-bootstrap")
     try:
         return _analyze(answers, config, labels, gold, Prefetch(pool))
@@ -216,28 +223,22 @@ def _analyze(answers: Sequence[AnswerRow], config: AnalysisConfig,
     norm = normalizer(config.benchmark)
     semantic, judges = _semantic(grid, answers, labels, config)
     main: Kernel = semantic if semantic is not None else ExactKernel(grid, norm)
-    started = (start_ladder(early, main, grid, answers, config.ladder, config.old, config.new,
-                            config.draws, config.seed) if config.ladder else None)
     exact = main if isinstance(main, ExactKernel) else ExactKernel(grid, norm)
     kernels: dict[str, Kernel] = {"exact": exact, **({"semantic": semantic} if semantic else {})}
     pq = {name: per_question(grid, k, config.old, config.new) for name, k in kernels.items()}
-    res = started or resampling(answers, grid.question_ids)
+    res = resampling(answers, grid.question_ids)
     values = np.column_stack([pq[n].d for n in kernels])
-    boot = None
-    if res.groups is not None or started is not None:
-        # a cluster bootstrap may refuse the clusters (here, as always); with the ladder's
-        # bootstrap in the worker, this thread draws the kernels' meanwhile
-        boot = res.bootstrap(values, config.draws, config.seed)
-    else:
-        early.start("kernels", res, values, config.draws, config.seed)
+    # a cluster bootstrap may refuse the clusters (here, as always)
+    boot = res.intervals(values, config.draws, config.seed, method=config.bootstrap,
+                         repeats=grid.repeats)
     flip = flips(main, grid, config.old, config.new, pq[main.name])
     util, cells = _utility(grid, gold, norm, config)
-    if gold is not None and started is None:
+    if gold is not None:
         start_gold(early, gold_scores(grid, gold, norm, config.old, config.new, cells),
                    res, config.draws, config.seed)
     pair = agreement_mod.judge_pair(judges, semantic.judge) if semantic else None
     counts = (start_agreement(early, labels, pair, config.draws, config.seed)
-              if pair and started is None else None)
+              if pair else None)
     trans = ({n: transitions(grid, gold, norm, k, config.old, config.new, cells)
               for n, k in kernels.items()} if gold is not None else None)
     over = (overlap(grid, config.old, config.new, flip.question_ids)
@@ -250,9 +251,8 @@ def _analyze(answers: Sequence[AnswerRow], config: AnalysisConfig,
                     draws=config.draws, seed=config.seed, permutations=config.permutations,
                     gold=gold, normalize=norm,
                     deltas=(util.em_delta, util.f1_delta) if util else None,
-                    ladder=config.ladder, cells=cells, prefetch=early)
-    if boot is None:
-        boot = early.take("kernels") or res.bootstrap(values, config.draws, config.seed)
+                    ladder=config.ladder, cells=cells, prefetch=early,
+                    method=config.bootstrap)
     stats = _kernel_stats(grid, kernels, pq, config, boot)
     if semantic is not None:
         stats["semantic"] = _with_consistency(stats["semantic"], grid, exact, semantic)
@@ -260,7 +260,7 @@ def _analyze(answers: Sequence[AnswerRow], config: AnalysisConfig,
                                   for k, s in stats.items()})
     return AnalysisResult(
         Comparison(config.old, config.new, grid.n, grid.repeats, grid.states, config.benchmark,
-                   config.draws, config.seed, res),
+                   config.draws, config.seed, res, config.bootstrap),
         stats, gate, flip, utility=util, transitions=trans, overlap=over, ladder=lad,
         judges=agree, per_question=pq, secondary=sec,
         sample=sample_check({k: v.d for k, v in pq.items()}, gate.rules))
@@ -315,7 +315,7 @@ def _primary_judge(config: AnalysisConfig, judges: tuple[str, ...]) -> str:
 
 def _kernel_stats(grid: AnswerGrid, kernels: Mapping[str, Kernel],
                   pq: Mapping[str, PerQuestion], config: AnalysisConfig,
-                  boot: BootstrapDraws) -> dict[str, KernelStats]:
+                  boot: Bootstrapped) -> dict[str, KernelStats]:
     """Within, cross, D and the interval of every kernel (``boot``: the joint bootstrap of
     the kernels' D_i, columns in kernel order)."""
     names = list(kernels)
@@ -330,5 +330,5 @@ def _kernel_stats(grid: AnswerGrid, kernels: Mapping[str, Kernel],
                      "nontransitive_questions": int((tri > 0).sum())}
         out[name] = KernelStats(name, 100 * pq[name].within, 100 * pq[name].cross,
                                 100 * pq[name].d_hat, iv.lcb95, iv.ci95, iv.p_nonpositive,
-                                **extra)  # type: ignore[arg-type]
+                                method=iv.method, **extra)  # type: ignore[arg-type]
     return out

@@ -21,11 +21,22 @@ All columns of V are resampled jointly (the same resampled questions for every c
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, Protocol
 
 import numpy as np
 
 CHUNK_ELEMENTS = 4_000_000
 DEFAULT_DRAWS = 50_000
+Method = Literal["exact", "draws"]
+
+
+class Bootstrapped(Protocol):
+    """What the analysis reads of a joint bootstrap: point estimates and column intervals."""
+
+    @property
+    def point(self) -> np.ndarray: ...
+
+    def summary(self, column: int = 0, scale: float = 1.0) -> Interval: ...
 
 
 @dataclass(frozen=True)
@@ -42,16 +53,18 @@ class BootstrapDraws:
 
 @dataclass(frozen=True, slots=True)
 class Interval:
-    """A point estimate with its percentile-bootstrap bounds."""
+    """A point estimate with its percentile-bootstrap bounds; ``method``: "draws" (Monte
+    Carlo, :func:`summarize`) or "exact" (:mod:`snapaudit.stats.exact`)."""
 
     point: float
     lcb95: float
     ci95: tuple[float, float]
     p_nonpositive: float
+    method: str = "draws"
 
     def to_json(self) -> dict[str, object]:
         return {"point": self.point, "lcb95": self.lcb95, "ci95": list(self.ci95),
-                "p_nonpositive": self.p_nonpositive}
+                "p_nonpositive": self.p_nonpositive, "method": self.method}
 
 
 def summarize(point: float, draws: np.ndarray, tol: float = 1e-9) -> Interval:

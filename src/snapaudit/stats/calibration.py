@@ -3,22 +3,25 @@
 A :class:`Cell` fixes the cohort size n, the repeats r and the mixture (its true D). Each
 simulated cohort is drawn from its own seed, its per-question D_i of both kernels are computed
 (:func:`snapaudit.stats.simulate.cohort_values`, bit-identical to the analysis), and the real
-bootstrap (:func:`snapaudit.stats.bootstrap.whole_question_bootstrap`, both kernels jointly) and the
-real gate (:func:`snapaudit.stats.gate.evaluate`, default rules) are applied. A cohort covers the
-truth when ``lcb95 <= D`` (one-sided) and when ``lo <= D <= hi`` (two-sided).
-:func:`check_cohort` reruns one cohort through :func:`snapaudit.stats.analysis.analyze` and returns
-whether every number agrees exactly.
+bootstrap (the cell's ``method``: exact, :mod:`snapaudit.stats.exact`, as the analysis by
+default, or draws, :func:`snapaudit.stats.bootstrap.whole_question_bootstrap`, both kernels
+jointly) and the real gate (:func:`snapaudit.stats.gate.evaluate`, default rules) are
+applied. A cohort covers the truth when ``lcb95 <= D`` (one-sided) and when
+``lo <= D <= hi`` (two-sided). :func:`check_cohort` reruns one cohort through
+:func:`snapaudit.stats.analysis.analyze` and returns whether every number agrees exactly.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
 from snapaudit.stats.analysis import AnalysisConfig, analyze
-from snapaudit.stats.bootstrap import whole_question_bootstrap
+from snapaudit.stats.bootstrap import Bootstrapped, Method, whole_question_bootstrap
+from snapaudit.stats.exact import exact_intervals
 from snapaudit.stats.gate import GateConfig, evaluate
 from snapaudit.stats.simulate import (
     NEW,
@@ -45,6 +48,7 @@ class Cell:
     cohorts: int = 1000
     draws: int = 2000
     seed: int = 0
+    method: Method = "exact"  # of the bootstrap (``draws`` is unused by "exact")
 
     @property
     def mixture(self) -> Mixture:
@@ -88,7 +92,10 @@ def run_cohorts(cell: Cell, start: int, stop: int) -> Outcomes:
     rows = []
     for index in range(start, stop):
         cohort, boot_seed = cell.cohort(index)
-        boot = whole_question_bootstrap(cohort_values(cohort), cell.draws, boot_seed)
+        values = cohort_values(cohort)
+        draw = partial(whole_question_bootstrap, values, cell.draws, boot_seed)
+        boot: Bootstrapped = (exact_intervals(values, cell.repeats, draw)
+                              if cell.method == "exact" else draw())
         ivs = [boot.summary(col, scale=100.0) for col in range(len(KERNELS))]
         stats = {k: {"d_hat": iv.point, "lcb95": iv.lcb95} for k, iv in zip(KERNELS, ivs,
                                                                              strict=True)}
@@ -146,7 +153,8 @@ def check_cohort(cell: Cell, index: int) -> bool:
     cohort, boot_seed = cell.cohort(index)
     rows, labels = cohort_tables(cohort)
     result = analyze(rows, labels=labels,
-                     config=AnalysisConfig(old=OLD, new=NEW, draws=cell.draws, seed=boot_seed))
+                     config=AnalysisConfig(old=OLD, new=NEW, draws=cell.draws, seed=boot_seed,
+                                           bootstrap=cell.method))
     values = cohort_values(cohort)
     fast = run_cohorts(cell, index, index + 1)
     for col, kernel in enumerate(KERNELS):

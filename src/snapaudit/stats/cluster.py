@@ -22,8 +22,14 @@ from typing import Literal
 import numpy as np
 
 from snapaudit.errors import InputError
-from snapaudit.stats.bootstrap import BootstrapDraws, whole_question_bootstrap
+from snapaudit.stats.bootstrap import (
+    BootstrapDraws,
+    Bootstrapped,
+    Method,
+    whole_question_bootstrap,
+)
 from snapaudit.stats.codec import decode
+from snapaudit.stats.exact import exact_intervals
 from snapaudit.tables import AnswerRow, AnswerTable
 
 
@@ -69,6 +75,17 @@ class Resampling:
                 raise ValueError("a resampling read from results has no cluster membership")
             return whole_question_bootstrap(values, draws, seed)
         return cluster_bootstrap(values, self.groups, draws, seed)
+
+    def intervals(self, values: np.ndarray, draws: int, seed: int, *, method: Method,
+                  repeats: int, columns: Sequence[int] | None = None) -> Bootstrapped:
+        """The joint bootstrap of the column means of ``values`` for its intervals: exact
+        (:mod:`snapaudit.stats.exact`) for each of ``columns`` (default all) on the grid of
+        ``repeats`` when ``method`` is "exact" and questions are resampled; anything else
+        from :meth:`bootstrap`'s draws."""
+        if method == "exact" and self.groups is None:
+            return exact_intervals(values, repeats, lambda: self.bootstrap(values, draws, seed),
+                                   columns)
+        return self.bootstrap(values, draws, seed)
 
     def subset(self, keep: np.ndarray) -> Resampling:
         """The resampling of the questions selected by the boolean mask ``keep``."""

@@ -17,7 +17,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from snapaudit.stats.bootstrap import BootstrapDraws
+from snapaudit.stats.bootstrap import Bootstrapped, Method
 from snapaudit.stats.churn import per_question
 from snapaudit.stats.cluster import Resampling
 from snapaudit.stats.kernels import AnswerGrid, Kernel
@@ -42,10 +42,12 @@ class Test:
     d_hat: float
     p_nonpositive: float
     p_holm: float
+    method: str = "draws"  # of p_nonpositive: "exact" or "draws"
 
     def to_json(self) -> dict[str, object]:
         return {"old": self.old, "new": self.new, "kind": self.kind, "d_hat": self.d_hat,
-                "p_nonpositive": self.p_nonpositive, "p_holm": self.p_holm}
+                "p_nonpositive": self.p_nonpositive, "p_holm": self.p_holm,
+                "method": self.method}
 
 
 @dataclass(frozen=True)
@@ -74,13 +76,15 @@ def ladder_values(kernel: Kernel, grid: AnswerGrid, states: Sequence[str], old: 
 
 def ladder_holm(kernel: Kernel, grid: AnswerGrid, states: Sequence[str], old: str, new: str,
                 resampling: Resampling, draws: int, seed: int,
-                boot: BootstrapDraws | None = None) -> Multiplicity:
-    """The family's tests; ``boot``: the bootstrap of :func:`ladder_values`, if already drawn."""
+                boot: Bootstrapped | None = None, *, method: Method = "exact") -> Multiplicity:
+    """The family's tests; ``boot``: the bootstrap of :func:`ladder_values`, if already drawn,
+    else computed with ``method`` (exact: each step's exact bootstrap)."""
     family = ladder_family(states, old, new)
     if boot is None:
-        boot = resampling.bootstrap(ladder_values(kernel, grid, states, old, new), draws, seed)
+        boot = resampling.intervals(ladder_values(kernel, grid, states, old, new), draws, seed,
+                                    method=method, repeats=grid.repeats)
     ivs = [boot.summary(col, scale=100.0) for col in range(len(family))]
     adjusted = holm([iv.p_nonpositive for iv in ivs])
     return Multiplicity(kernel.name, tuple(
-        Test(a, b, kind, iv.point, iv.p_nonpositive, adj)
+        Test(a, b, kind, iv.point, iv.p_nonpositive, adj, iv.method)
         for (a, b, kind), iv, adj in zip(family, ivs, adjusted, strict=True)))

@@ -1,5 +1,9 @@
 """Bootstraps started early in a worker thread and taken where the analysis needs them.
 
+Only the bootstraps that still need draws are started here: the gold flip rates (ratios) and
+utility deltas (F1 is not on a grid; EM is drawn jointly with it), and the judge agreement.
+The kernels' and the ladder's are exact (:mod:`snapaudit.stats.exact`) and computed inline.
+
 ``numpy.random.Generator.multinomial`` releases the GIL while it draws, so a bootstrap running
 in a worker thread uses the second core while the main thread computes the diagnostics. Every
 bootstrap still builds its own ``Generator(PCG64(seed))`` from the analysis seed and consumes
@@ -17,15 +21,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from snapaudit.errors import InputError
 from snapaudit.stats.agreement import per_question_counts
 from snapaudit.stats.bootstrap import BootstrapDraws
-from snapaudit.stats.cluster import Resampling, resampling
+from snapaudit.stats.cluster import Resampling
 from snapaudit.stats.fliprates import category_values
-from snapaudit.stats.kernels import AnswerGrid, Kernel
-from snapaudit.stats.multiplicity import ladder_values
 from snapaudit.stats.utility import GoldScores, paired_values
-from snapaudit.tables import AnswerRow, PairLabel
+from snapaudit.tables import PairLabel
 
 
 class Prefetch:
@@ -45,21 +46,6 @@ class Prefetch:
         """The draws of bootstrap ``name`` (waits for it), or None when it was not started."""
         started = self._started.pop(name, None)
         return None if started is None else started.result()
-
-
-def start_ladder(early: Prefetch, kernel: Kernel, grid: AnswerGrid, answers: Sequence[AnswerRow],
-                 ladder: Sequence[str], old: str, new: str, draws: int,
-                 seed: int) -> Resampling | None:
-    """Start the ladder's joint bootstrap (the largest: many distinct rows) as soon as its
-    kernel exists. Returns the resampling it uses, or None when nothing was started because
-    the resampling or a per-question value raised: the analysis raises that in order later."""
-    try:
-        res = resampling(answers, grid.question_ids)
-        values = ladder_values(kernel, grid, ladder, old, new)
-    except InputError:
-        return None
-    early.start("ladder", res, values, draws, seed)
-    return res
 
 
 def start_gold(early: Prefetch, scores: GoldScores, res: Resampling, draws: int,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from snapaudit.stats.bootstrap import Method
 from snapaudit.stats.cluster import Resampling
 from snapaudit.stats.fliprates import FlipRates, flip_rates
 from snapaudit.stats.kernels import AnswerGrid, Kernel
@@ -36,18 +37,20 @@ def secondary(grid: AnswerGrid, kernels: Mapping[str, Kernel], main: Kernel, *,
               permutations: int, gold: Mapping[str, Sequence[str]] | None,
               normalize: Normalizer, deltas: tuple[float, float] | None,
               ladder: Sequence[str] | None, cells: Mapping[str, GoldCells] | None = None,
-              prefetch: Prefetch | None = None) -> Secondary:
+              prefetch: Prefetch | None = None, method: Method = "exact") -> Secondary:
     """``cells``: the gold scores of old and new if already computed; ``prefetch``: the
-    bootstraps ``flip_rates``, ``utility_delta`` and ``ladder`` if already started."""
+    bootstraps ``flip_rates`` and ``utility_delta`` if already started; ``method``: of the
+    EM delta and the ladder's steps (flip rates and the F1 delta are always drawn)."""
     early = prefetch or Prefetch()
     fr = ud = None
     if gold is not None:
         scores = gold_scores(grid, gold, normalize, old, new, cells)
         fr = flip_rates(scores, resampling, draws, seed, early.take("flip_rates"))
-        ud = utility_delta(scores, resampling, draws, seed, deltas, early.take("utility_delta"))
+        ud = utility_delta(scores, resampling, draws, seed, deltas, early.take("utility_delta"),
+                           method=method)
     dist = (distribution_test(dict(kernels), grid, old, new, permutations, seed)
             if permutations > 0 else None)
     mult = (ladder_holm(main, grid, ladder, old, new, resampling, draws, seed,
-                        early.take("ladder")) if ladder else None)
+                        method=method) if ladder else None)
     return Secondary(resampling, fr, ud, dist, mult)
 

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from snapaudit.stats.bootstrap import BootstrapDraws
+from snapaudit.stats.bootstrap import BootstrapDraws, Bootstrapped, Method
 from snapaudit.stats.cluster import Resampling
+from snapaudit.stats.exact import exact_intervals
 from snapaudit.stats.kernels import AnswerGrid
 from snapaudit.stats.metrics import GoldCells, check_gold, score_grid
 from snapaudit.stats.normalize import Normalizer
@@ -50,9 +51,11 @@ class Delta:
     point: float
     ci95: tuple[float, float]
     p_nonpositive: float
+    method: str = "draws"  # of the interval: "exact" or "draws"
 
     def to_json(self) -> dict[str, object]:
-        return {"point": self.point, "ci95": list(self.ci95), "p_nonpositive": self.p_nonpositive}
+        return {"point": self.point, "ci95": list(self.ci95), "p_nonpositive": self.p_nonpositive,
+                "method": self.method}
 
 
 def paired_values(scores: GoldScores) -> np.ndarray:
@@ -63,15 +66,21 @@ def paired_values(scores: GoldScores) -> np.ndarray:
 
 def utility_delta(scores: GoldScores, resampling: Resampling, draws: int, seed: int,
                   points: tuple[float, float] | None = None,
-                  boot: BootstrapDraws | None = None) -> dict[str, Delta]:
+                  boot: BootstrapDraws | None = None, *,
+                  method: Method = "exact") -> dict[str, Delta]:
     """EM and F1 deltas (pp). ``points`` overrides the point estimates (the state means'
     difference of ``utility``, equal up to float summation order) so the two agree exactly;
-    ``boot``: the bootstrap of :func:`paired_values`, if already drawn."""
-    if boot is None:
-        boot = resampling.bootstrap(paired_values(scores), draws, seed)
+    ``boot``: the joint draws of :func:`paired_values`, if already drawn. ``method`` "exact":
+    the EM delta's exact bootstrap (per-question values on the grid of 1/r); the F1 delta is
+    always drawn (jointly with EM, the stream as before)."""
+    values = paired_values(scores)
+    drawn = boot if boot is not None else resampling.bootstrap(values, draws, seed)
+    intervals: Bootstrapped = drawn
+    if method == "exact" and resampling.groups is None:
+        intervals = exact_intervals(values, scores.em_old.shape[1], lambda: drawn, columns=(0,))
     out = {}
     for col, name in enumerate(("em", "f1")):
-        iv = boot.summary(col, scale=100.0)
+        iv = intervals.summary(col, scale=100.0)
         point = points[col] if points is not None else iv.point
-        out[name] = Delta(point, iv.ci95, iv.p_nonpositive)
+        out[name] = Delta(point, iv.ci95, iv.p_nonpositive, iv.method)
     return out

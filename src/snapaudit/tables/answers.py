@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from snapaudit.errors import InputError
-from snapaudit.tables.columnar import fast_answers, fast_labels
 from snapaudit.tables.labeltable import LabelTable
 from snapaudit.tables.records import AnswerRef, AnswerRow, PairLabel
 
 GOLD_FORMATS = ("auto", "jsonl", "nq-open", "triviaqa-dpr")
 STATE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")  # as in the protocol's states.order
+# files below this are read line by line: the line reader finishes before pyarrow (the fast
+# reader's) import would (docs/benchmarks.md, "Reading tables")
+FAST_MIN_BYTES = 1 << 20
 
 
 def _state(value: str, key: str, where: dict[str, Any]) -> str:
@@ -93,15 +96,45 @@ def _ref(value: Any, key: str, where: dict[str, Any]) -> AnswerRef:
     return AnswerRef(state, repeat)
 
 
+def _cached_ref(refs: dict[tuple[str, int], AnswerRef], value: Any, key: str,
+                where: dict[str, Any]) -> AnswerRef:
+    """:func:`_ref`, once per distinct well-formed {state, repeat} (a label file names few)."""
+    if type(value) is dict and len(value) == 2:
+        state, repeat = value.get("state"), value.get("repeat")
+        if type(state) is str and type(repeat) is int:
+            hit = refs.get((state, repeat))
+            if hit is not None:
+                return hit
+    ref = _ref(value, key, where)
+    refs[(ref.state, ref.repeat)] = ref
+    return ref
+
+
 # -- answers -----------------------------------------------------------------
 
-def read_answers(path: str | Path) -> Sequence[AnswerRow]:
+def use_fast_reader(path: str | Path, fast: bool | None = None) -> bool:
+    """Whether to try the fast reader (:mod:`snapaudit.tables.columnar`, pyarrow): ``fast``,
+    or when None, whether ``path`` is a regular file of at least :data:`FAST_MIN_BYTES`
+    (below that, the line reader finishes before pyarrow is imported)."""
+    if fast is not None:
+        return fast
+    try:
+        return os.stat(path).st_size >= FAST_MIN_BYTES
+    except OSError:
+        return False
+
+
+def read_answers(path: str | Path, *, fast: bool | None = None) -> Sequence[AnswerRow]:
     """Read and validate an answers JSONL file (see docs/analysis.md): a list, or an
-    :class:`AnswerTable` (the same rows, kept as columns) when the fast reader vouches."""
-    fast = fast_answers(path)
-    if fast is not None and all(STATE_NAME.match(s) for s in fast.states) \
-            and all(a.strip() for a in fast.answers):
-        return fast  # else the line-by-line reader below names the bad line
+    :class:`AnswerTable` (the same rows, kept as columns) when the fast reader vouches
+    (tried as :func:`use_fast_reader` says)."""
+    if use_fast_reader(path, fast):
+        from snapaudit.tables.columnar import fast_answers
+
+        table = fast_answers(path)
+        if table is not None and all(STATE_NAME.match(s) for s in table.states) \
+                and all(a.strip() for a in table.answers):
+            return table  # else the line-by-line reader below names the bad line
     rows: list[AnswerRow] = []
     lines: dict[tuple[str, str, int], int] = {}
     allowed = {"question_id", "state", "repeat", "answer", "doc_ids", "question", "cluster"}
@@ -199,14 +232,20 @@ def write_answers(path: str | Path, rows: Iterable[AnswerRow]) -> None:
 
 # -- labels ------------------------------------------------------------------
 
-def read_labels(path: str | Path, answers: Sequence[AnswerRow] | None = None) -> LabelTable:
-    """Read pair labels JSONL; with ``answers``, also check every label names a known answer."""
-    fast = fast_labels(path)
-    if fast is not None and fast.clean(answers):
-        return fast
+def read_labels(path: str | Path, answers: Sequence[AnswerRow] | None = None, *,
+                fast: bool | None = None) -> LabelTable:
+    """Read pair labels JSONL; with ``answers``, also check every label names a known answer
+    (the fast reader tried as :func:`use_fast_reader` says)."""
+    if use_fast_reader(path, fast):
+        from snapaudit.tables.columnar import fast_labels
+
+        table = fast_labels(path)
+        if table is not None and table.clean(answers):
+            return table
     labels: list[PairLabel] = []
     seen: dict[tuple[str, str, AnswerRef, AnswerRef], int] = {}
     known = {(r.question_id, AnswerRef(r.state, r.repeat)) for r in answers} if answers else None
+    refs: dict[tuple[str, int], AnswerRef] = {}
     for number, obj in _json_objects(path):
         where: dict[str, Any] = {"path": str(path), "line": number}
         _unknown_keys(obj, {"question_id", "a", "b", "same", "judge"}, where)
@@ -214,7 +253,8 @@ def read_labels(path: str | Path, answers: Sequence[AnswerRow] | None = None) ->
         for key in ("a", "b"):
             if key not in obj:
                 raise InputError(f"missing field {key!r}", **where)
-        label = PairLabel(qid, _ref(obj["a"], "a", where), _ref(obj["b"], "b", where),
+        label = PairLabel(qid, _cached_ref(refs, obj["a"], "a", where),
+                          _cached_ref(refs, obj["b"], "b", where),
                           _field(obj, "same", bool, where),
                           _field(obj, "judge", str, where, optional=True) or "default")
         _check_label(label, known, seen, number, where)

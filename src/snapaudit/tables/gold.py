@@ -18,13 +18,15 @@ from snapaudit.tables.answers import (
     _lines,
     _str_list,
     _unknown_keys,
+    use_fast_reader,
 )
-from snapaudit.tables.columnar import fast_gold
 from snapaudit.tables.records import GoldRow
 
 
-def read_gold(path: str | Path, fmt: str = "auto") -> dict[str, tuple[str, ...]]:
-    """Gold aliases by question id, from snapaudit JSONL, NQ-open JSONL or DPR TriviaQA TSV."""
+def read_gold(path: str | Path, fmt: str = "auto", *, fast: bool | None = None
+              ) -> dict[str, tuple[str, ...]]:
+    """Gold aliases by question id, from snapaudit JSONL, NQ-open JSONL or DPR TriviaQA TSV
+    (JSONL: the fast reader tried as :func:`snapaudit.tables.answers.use_fast_reader` says)."""
     if fmt not in GOLD_FORMATS:
         raise InputError(f"unknown gold format {fmt!r}; expected one of "
                          f"{', '.join(GOLD_FORMATS)}", path=str(path))
@@ -32,9 +34,12 @@ def read_gold(path: str | Path, fmt: str = "auto") -> dict[str, tuple[str, ...]]
         fmt = _sniff_gold(path)
     if fmt == "triviaqa-dpr":
         return _read_triviaqa_dpr(path)
-    fast = fast_gold(path) if fmt == "jsonl" else None
-    if fast is not None:
-        return fast
+    if fmt == "jsonl" and use_fast_reader(path, fast):
+        from snapaudit.tables.columnar import fast_gold
+
+        table = fast_gold(path)
+        if table is not None:
+            return table
     gold: dict[str, tuple[str, ...]] = {}
     line_of: dict[str, int] = {}
     for number, obj in _json_objects(path):
