@@ -138,7 +138,8 @@ def _check_grid(rows: Sequence[AnswerRow], calls: Sequence[tuple[str, Call, Sour
                              f"{ordered[0]!r} (e.g. {', '.join(odd)})", path=paths[state])
 
 
-def _gold(calls: Sequence[tuple[str, Call, Source]], dropped: set[str]) -> dict[str, tuple[str, ...]]:
+def _gold(calls: Sequence[tuple[str, Call, Source]],
+          dropped: set[str]) -> dict[str, tuple[str, ...]]:
     gold: dict[str, tuple[str, ...]] = {}
     for _state, call, source in calls:
         if call.target is None or call.question_id in dropped:

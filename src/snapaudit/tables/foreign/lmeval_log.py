@@ -32,7 +32,7 @@ def read_lmeval(path: str) -> Source:
     seen: set[Any] = set()
     skipped = 0
     for line, obj in _json_objects(path):
-        where = {"path": path, "line": line}
+        where: dict[str, Any] = {"path": path, "line": line}
         doc_id = obj.get("doc_id")
         resps = obj.get("resps")
         if doc_id is None or not isinstance(resps, list):
