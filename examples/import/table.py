@@ -26,7 +26,7 @@ BY_TEXT = {text: q for q, text, _gold, _wrong in QUESTIONS}
 def answer(model: str, question: str, repeat: int) -> tuple[str, list[str]]:
     """(answer, retrieved doc ids) of ``model`` for question id or text ``question``."""
     qid = BY_TEXT.get(question, question)
-    text, gold, wrong = BY_QUESTION[qid]
+    _text, gold, wrong = BY_QUESTION[qid]
     seed = int.from_bytes(hashlib.sha256(f"{model}|{qid}|{repeat}".encode()).digest()[:8], "big")
     rng = random.Random(seed)
     p = ACCURACY.get(model, 0.7)

@@ -12,20 +12,20 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from inspect_ai import Task, eval, task  # noqa: E402
-from inspect_ai.dataset import Sample  # noqa: E402
-from inspect_ai.model import ModelAPI, ModelOutput, modelapi  # noqa: E402
-from inspect_ai.scorer import match  # noqa: E402
-from inspect_ai.solver import generate, solver  # noqa: E402
-from inspect_ai.util import store  # noqa: E402
-from table import QUESTIONS, answer  # noqa: E402
+from inspect_ai import Task, eval, task
+from inspect_ai.dataset import Sample
+from inspect_ai.model import ModelAPI, ModelOutput, modelapi
+from inspect_ai.scorer import match
+from inspect_ai.solver import generate, solver
+from inspect_ai.util import store
+from table import QUESTIONS, answer
 
 CALLS: dict[tuple[str, str], int] = {}
 
 
 @modelapi(name="seeded")
 class Seeded(ModelAPI):
-    async def generate(self, input, tools, tool_choice, config):  # noqa: A002
+    async def generate(self, input, tools, tool_choice, config):
         text = input[-1].text
         key = (self.model_name, text)
         CALLS[key] = CALLS.get(key, 0) + 1

@@ -11,10 +11,10 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import lm_eval  # noqa: E402
-from lm_eval.api.model import LM  # noqa: E402
-from lm_eval.api.registry import register_model  # noqa: E402
-from table import answer  # noqa: E402
+import lm_eval
+from lm_eval.api.model import LM
+from lm_eval.api.registry import register_model
+from table import answer
 
 
 @register_model("seeded")

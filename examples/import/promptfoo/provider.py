@@ -10,7 +10,7 @@ import random
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from table import BY_TEXT, answer  # noqa: E402
+from table import BY_TEXT, answer
 
 
 def call_api(prompt, options, context):  # promptfoo's provider signature
