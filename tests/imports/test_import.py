@@ -179,3 +179,21 @@ def test_lmeval_duplicate_filter_lines_are_counted(tmp_path: Path) -> None:
     source = import_logs("lm-eval", [str(path), LMEVAL[1]],
                          states={str(path): "a", LMEVAL[1]: "b"}).provenance["sources"][0]
     assert source["duplicate_filter_lines"] == 6 and source["calls"] == 12
+
+
+@pytest.mark.skipif(not HAS_INSPECT, reason="inspect_ai is not installed (the 'inspect' "
+                    "extra); its log format is read only through its own reader")
+def test_inspect_errored_sample_refused_then_left_out_explicitly() -> None:
+    errored = sorted(str(p) for p in (LOGS / "inspect_errored").glob("*.eval"))
+    old = [p for p in INSPECT if _model(p) == "seeded/old"]
+    with pytest.raises(InputError, match=r"sample 'q3' epoch 2: the call errored"):
+        import_logs("inspect", old + errored)
+    imported = import_logs("inspect", old + errored, allow_errors=True)
+    assert imported.provenance["excluded_questions"] == ["q3"]
+    assert "q3" not in {r.question_id for r in imported.rows}
+    assert [s["errored"] for s in imported.provenance["sources"]] == [0, 1]
+
+
+def _model(path: str) -> str:
+    with zipfile.ZipFile(path) as z:
+        return str(json.loads(z.read("header.json"))["eval"]["model"])

@@ -29,6 +29,9 @@ class Seeded(ModelAPI):
         text = input[-1].text
         key = (self.model_name, text)
         CALLS[key] = CALLS.get(key, 0) + 1
+        if self.model_name == "flaky" and text.startswith("What is the chemical") \
+                and CALLS[key] == 2:
+            raise RuntimeError("simulated provider failure")
         reply, docs = answer(self.model_name, text, CALLS[key])
         store().set("retrieved_context_ids", docs)
         return ModelOutput.from_content(model=self.model_name, content=reply)
@@ -50,3 +53,6 @@ if __name__ == "__main__":
     for name in ("old", "new"):
         eval(snapqa(), model=f"seeded/{name}", epochs=2, log_dir=out, display="none",
              log_format="eval")
+    # a log with one errored sample (q3, second epoch) for the --allow-errors path
+    eval(snapqa(), model="seeded/flaky", epochs=2, log_dir=os.path.join(out, "errored"),
+         display="none", log_format="eval", fail_on_error=False, retry_on_error=0)
