@@ -23,6 +23,7 @@ from snapaudit.systems.redact import redact_message
 # command name -> (module under snapaudit.cli, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "analyze": ("analyze", "Audit answer tables from two snapshots (any system)."),
+    "import": ("import_", "Answer tables from inspect_ai, promptfoo or lm-eval logs."),
     "init": ("init", "Write a commented protocol template."),
     "run": ("run", "Run every stage of a protocol that is not yet locked, then analyze."),
     "status": ("status", "Show stage progress, attempts by outcome, and locks of a run."),
