@@ -27,9 +27,9 @@ from tests.fakes.batch_server import FakeBatchServer  # noqa: E402
 from tests.fakes.llm_server import FakeLLMServer  # noqa: E402
 
 from snapaudit.progress import SilentProgress  # noqa: E402
-from snapaudit.run.batch import BatchDriver  # noqa: E402
-from snapaudit.run.ledger import Ledger  # noqa: E402
-from snapaudit.run.runner import BatchCall, CellResult, CellTask, RetryPolicy, run_cells  # noqa: E402
+from snapaudit.run.execution.batch import BatchDriver  # noqa: E402
+from snapaudit.run.execution.runner import BatchCall, CellResult, CellTask, RetryPolicy, run_cells  # noqa: E402
+from snapaudit.run.record.ledger import Ledger  # noqa: E402
 from snapaudit.systems.config import RunConfig  # noqa: E402
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult  # noqa: E402
 from snapaudit.testbed.generate.config import generator_config  # noqa: E402

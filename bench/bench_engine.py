@@ -39,10 +39,10 @@ import aiohttp
 
 from snapaudit.progress import SilentProgress
 from snapaudit.run.answers import validate_answer
-from snapaudit.run.gcpacing import gc_pacing
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.protocol import HttpSystemConfig, RunConfig
-from snapaudit.run.runner import CellResult, CellTask, RetryPolicy, run_cells
+from snapaudit.run.execution.gcpacing import gc_pacing
+from snapaudit.run.execution.runner import CellResult, CellTask, RetryPolicy, run_cells
+from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.record.protocol import HttpSystemConfig, RunConfig
 from snapaudit.systems.base import AnswerCall
 from snapaudit.systems.http import HttpSystem
 

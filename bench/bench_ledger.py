@@ -1,9 +1,10 @@
 """Cost per durable attempt record in the ledger, against raw sqlite3 in the same run.
 
-The ledger (``snapaudit.run.ledger.Ledger``) runs SQLite in WAL mode with ``synchronous=FULL``
-and one explicit ``BEGIN IMMEDIATE`` transaction per write; the runner groups the writes of
-all cells waiting at the same moment into one transaction (``Ledger.run_batch``), so at
-concurrency c a commit is shared by up to c records. Measured, per record:
+The ledger (``snapaudit.run.record.ledger.Ledger``) runs SQLite in WAL mode with
+``synchronous=FULL`` and one explicit ``BEGIN IMMEDIATE`` transaction per write; the runner
+groups the writes of all cells waiting at the same moment into one transaction
+(``Ledger.run_batch``), so at concurrency c a commit is shared by up to c records. Measured,
+per record:
 
 - ``raw insert+commit``: sqlite3 with the same pragmas, one ~250-byte row per transaction
   (the baseline);
@@ -28,7 +29,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from snapaudit.run.ledger import Ledger
+from snapaudit.run.record.ledger import Ledger
 
 PAYLOAD = {"answer": "The Eiffel Tower was completed in 1889 for the World's Fair.",
            "doc_ids": [f"doc-{i:07d}" for i in range(8)]}

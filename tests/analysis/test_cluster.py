@@ -10,8 +10,8 @@ import pytest
 from _analysis_helpers import rows
 
 from snapaudit.errors import InputError
-from snapaudit.run.cohort import read_manifest, select, write_manifest
-from snapaudit.run.protocol import CohortConfig
+from snapaudit.run.record.cohort import read_manifest, select, write_manifest
+from snapaudit.run.record.protocol import CohortConfig
 from snapaudit.stats.analysis import AnalysisConfig, analyze
 from snapaudit.stats.bootstrap import whole_question_bootstrap
 from snapaudit.stats.cluster import (

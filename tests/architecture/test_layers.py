@@ -138,3 +138,12 @@ def test_the_checks_can_fail() -> None:
             test_no_import_cycles()
     finally:
         EDGES.update(saved)
+
+
+def test_run_keeps_only_entry_points_and_glue() -> None:
+    """At most 12 modules sit directly in ``run/``; the rest live in its sub-packages."""
+    run = SRC / "run"
+    direct = sorted(p.name for p in run.glob("*.py") if p.name != "__init__.py")
+    assert len(direct) <= 12, f"{len(direct)} modules directly in run/: {direct}"
+    groups = {p.name for p in run.iterdir() if (p / "__init__.py").is_file()}
+    assert {"record", "execution", "stages", "after"} <= groups, sorted(groups)

@@ -17,7 +17,7 @@ from snapaudit.cli import main
 from snapaudit.errors import VerificationError
 from snapaudit.judge.spec import parse_judge_spec
 from snapaudit.progress import SilentProgress
-from snapaudit.run.judge_audit_run import judge_audit
+from snapaudit.run.after.judge_audit_run import judge_audit
 from snapaudit.tables import read_labels
 
 

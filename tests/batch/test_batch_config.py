@@ -14,7 +14,7 @@ from tests.engine.helpers import write_protocol, write_world
 from tests.fakes.batch_server import FakeBatchServer
 from tests.fakes.rag_service import FakeRagService
 
-from snapaudit.run.protocol import load_protocol
+from snapaudit.run.record.protocol import load_protocol
 
 
 def _snapaudit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -27,7 +27,7 @@ from tests.engine.ledger_view import accepted, query
 from tests.fakes.batch_server import FakeBatchServer
 
 from snapaudit.errors import BackendError, ConfigError
-from snapaudit.run.batch_status import forget_batches
+from snapaudit.run.execution.batch_status import forget_batches
 
 
 def _run_cli(tmp: Path, server: FakeBatchServer, backend: str,

@@ -23,8 +23,8 @@ from tests.fakes.batch_server import FakeBatchServer
 
 from snapaudit.errors import ConfigError
 from snapaudit.progress import SilentProgress
+from snapaudit.run.after.status import format_status, run_status
 from snapaudit.run.engine import run_protocol_file
-from snapaudit.run.status import format_status, run_status
 
 PREFIX = {"openai": "batch", "anthropic": "msgbatch"}
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from snapaudit import tables
 from snapaudit.cli.plan import command
 from snapaudit.errors import ConfigError
-from snapaudit.run.pilot import pilot_from_run
+from snapaudit.run.after.pilot import pilot_from_run
 from snapaudit.stats.plan import mde, pilot_from_values, plan
 from snapaudit.tables import AnswerRow
 

@@ -10,7 +10,7 @@ import pytest
 from snapaudit.demo.files import read_plants, write_world
 from snapaudit.demo.simulate import rule_labels, simulate_answers
 from snapaudit.demo.world import PLANT_KINDS, build_world
-from snapaudit.run.protocol import load_protocol
+from snapaudit.run.record.protocol import load_protocol
 from snapaudit.testbed.corpus.build import shard_of
 
 

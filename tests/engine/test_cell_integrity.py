@@ -19,8 +19,8 @@ from tests.fakes.rag_service import FakeRagService
 
 from snapaudit.errors import IntegrityError, RetriesExhaustedError
 from snapaudit.progress import SilentProgress
+from snapaudit.run.after.status import format_status, run_status
 from snapaudit.run.engine import run_protocol_file
-from snapaudit.run.status import format_status, run_status
 
 
 def _sql(db: Path, *statements: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from snapaudit.run.failures import endpoint_of
+from snapaudit.run.execution.failures import endpoint_of
 from snapaudit.run.stages.keys import AnswerKey, JudgeKey, RetrievalKey
 
 IDS = ["q1", "a|b", "a|b|c", "x#1/2", "#", "|", "q#2/3|old|1", "wh|at#is/it"]

@@ -12,7 +12,7 @@ from tests.engine.helpers import write_protocol, write_world
 from tests.fakes.rag_service import FakeRagService, planted_answer
 
 from snapaudit.cli import main
-from snapaudit.run.protocol import load_protocol
+from snapaudit.run.record.protocol import load_protocol
 
 
 def _exit(argv: list[str]) -> int:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from snapaudit.errors import InputError, IntegrityError
-from snapaudit.run.cohort import cohort_key, read_manifest, select, write_manifest
-from snapaudit.run.protocol import CohortConfig
+from snapaudit.run.record.cohort import cohort_key, read_manifest, select, write_manifest
+from snapaudit.run.record.protocol import CohortConfig
 
 
 def test_cohort_key_is_the_documented_string() -> None:

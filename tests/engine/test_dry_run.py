@@ -9,8 +9,8 @@ from tests.engine.helpers import protocol_text, write_world
 from tests.fakes.rag_service import FakeRagService
 
 from snapaudit.cli import cli
-from snapaudit.run.dryrun import plan
-from snapaudit.run.protocol import load_protocol
+from snapaudit.run.after.dryrun import plan
+from snapaudit.run.record.protocol import load_protocol
 
 JUDGE = '''kind = "llm"
 name = "j"

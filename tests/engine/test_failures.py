@@ -18,7 +18,7 @@ from snapaudit.cli import main
 from snapaudit.errors import RetriesExhaustedError
 from snapaudit.progress import SilentProgress
 from snapaudit.run.engine import run_protocol_file
-from snapaudit.run.failures import FAIL_FAST_FAILURES
+from snapaudit.run.execution.failures import FAIL_FAST_FAILURES
 
 WRONG_FORMAT = "Input should be 'text' or 'json_object'"
 
@@ -124,7 +124,7 @@ def test_one_identical_error_fails_fast_and_is_quoted(tmp_path: Path,
 
 
 def test_fail_fast_needs_identical_errors_across_cells() -> None:
-    from snapaudit.run.failures import FailureLog
+    from snapaudit.run.execution.failures import FailureLog
 
     log = FailureLog("answer")
     # one cell failing the same way many times is not enough (fewer than 3 cells)

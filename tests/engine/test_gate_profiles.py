@@ -12,7 +12,7 @@ from snapaudit.cli.init import template_text
 from snapaudit.errors import ProtocolError, TransportInvalid
 from snapaudit.run.answers import max_answer_bytes, validate_answer
 from snapaudit.run.gate_profile import check_evaluable, effective_gate
-from snapaudit.run.protocol import parse_protocol
+from snapaudit.run.record.protocol import parse_protocol
 from snapaudit.stats.gate import GateConfig, evaluate
 
 

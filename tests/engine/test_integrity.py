@@ -14,8 +14,8 @@ from tests.fakes.rag_service import FakeRagService
 
 from snapaudit.errors import IntegrityError, ProtocolMismatchError
 from snapaudit.progress import SilentProgress
+from snapaudit.run.after.status import run_status
 from snapaudit.run.engine import run_protocol_file
-from snapaudit.run.status import run_status
 
 
 @pytest.fixture(scope="module")

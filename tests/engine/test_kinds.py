@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from snapaudit.demo.files import demo_protocol
 from snapaudit.errors import ProtocolError
-from snapaudit.run.protocol import load_protocol, parse_protocol, protocol_hash, to_toml
+from snapaudit.run.record.protocol import load_protocol, parse_protocol, protocol_hash, to_toml
 from snapaudit.testbed.generate.config import (
     LocalGeneratorConfig,
     OpenAIGeneratorConfig,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from snapaudit.errors import IntegrityError
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.locks import make_lock, record_hash, verify_chain
+from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.record.locks import make_lock, record_hash, verify_chain
 
 
 def test_attempt_is_durable_before_the_call_and_cells_are_accepted_once(tmp_path: Path) -> None:

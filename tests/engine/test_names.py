@@ -12,7 +12,7 @@ from tests.fakes.rag_service import FakeRagService
 from snapaudit.errors import ConfigError, ProtocolError
 from snapaudit.judge.spec import generator_name, parse_judge_spec
 from snapaudit.names import is_name
-from snapaudit.run.protocol import parse_protocol
+from snapaudit.run.record.protocol import parse_protocol
 
 BAD = ("../x", "/abs", "a\0b", "..", ".hidden", "-opt", "a/b", "a b", "x\n", "", "é", "a" * 129)
 

@@ -25,7 +25,7 @@ from tests.generate.helpers import write_protocol, write_world
 from snapaudit.errors import BackendError, NotFoundError, TransportInvalid
 from snapaudit.progress import SilentProgress
 from snapaudit.run.engine import run_protocol_file
-from snapaudit.run.failures import FailureLog
+from snapaudit.run.execution.failures import FailureLog
 from snapaudit.systems.base import AnswerCall
 from snapaudit.systems.config import HttpSystemConfig, RunConfig
 from snapaudit.systems.failure import TRANSIENT, FailureReason, classify_status, is_transient

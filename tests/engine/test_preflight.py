@@ -16,8 +16,8 @@ from tests.generate.helpers import write_protocol, write_world
 from snapaudit.errors import BackendError, ConfigError
 from snapaudit.judge.spec import parse_judge_spec
 from snapaudit.progress import SilentProgress
+from snapaudit.run.after.judge_audit_run import judge_audit
 from snapaudit.run.engine import run_protocol_file
-from snapaudit.run.judge_audit_run import judge_audit
 
 KEY_ENV = "SNAPAUDIT_TEST_PREFLIGHT_KEY"
 

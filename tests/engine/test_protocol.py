@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from snapaudit.errors import ProtocolError
-from snapaudit.run.protocol import (
+from snapaudit.run.record.protocol import (
     apply_overrides,
     bound_fields,
     changed_fields,

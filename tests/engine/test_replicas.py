@@ -14,9 +14,9 @@ from tests.generate.helpers import REQUEST
 
 from snapaudit.errors import TransportInvalid
 from snapaudit.progress import SilentProgress
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.protocol import HttpSystemConfig, RunConfig
-from snapaudit.run.runner import CellResult, CellTask, RetryPolicy, run_cells
+from snapaudit.run.execution.runner import CellResult, CellTask, RetryPolicy, run_cells
+from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.record.protocol import HttpSystemConfig, RunConfig
 from snapaudit.systems.base import AnswerCall
 from snapaudit.systems.http import HttpSystem
 from snapaudit.systems.replicas import Replica, ReplicaPool

@@ -14,10 +14,10 @@ from tests.fakes.rag_service import FakeRagService
 
 from snapaudit.errors import BackendError, TransportInvalid
 from snapaudit.progress import SilentProgress
-from snapaudit.run.committer import GroupCommitter
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.protocol import AuthConfig, HttpSystemConfig, RunConfig
-from snapaudit.run.runner import CellResult, CellTask, RetryPolicy, paced_gc, run_cells
+from snapaudit.run.execution.committer import GroupCommitter
+from snapaudit.run.execution.runner import CellResult, CellTask, RetryPolicy, paced_gc, run_cells
+from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.record.protocol import AuthConfig, HttpSystemConfig, RunConfig
 from snapaudit.systems.base import AnswerCall
 from snapaudit.systems.http import HttpSystem, lookup, render_body
 from snapaudit.systems.transport import parse_retry_after

@@ -6,7 +6,12 @@ from collections import Counter
 
 import pytest
 
-from snapaudit.run.schedule import answer_schedule, derive_seed, state_order, williams_rows
+from snapaudit.run.execution.schedule import (
+    answer_schedule,
+    derive_seed,
+    state_order,
+    williams_rows,
+)
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 6, 7])

@@ -12,8 +12,8 @@ from tests.engine.helpers import write_world
 from snapaudit.errors import IntegrityError, LockError
 from snapaudit.progress import SilentProgress
 from snapaudit.run.engine import run_audit
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.protocol import apply_overrides, parse_protocol
+from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.record.protocol import apply_overrides, parse_protocol
 from snapaudit.systems.base import AnswerCall, AnswerOutcome, Evidence
 
 

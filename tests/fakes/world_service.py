@@ -18,7 +18,7 @@ from snapaudit.demo.simulate import simulate_answers
 from snapaudit.demo.world import World, build_world
 from snapaudit.progress import SilentProgress
 from snapaudit.run.engine import run_audit
-from snapaudit.run.protocol import load_protocol
+from snapaudit.run.record.protocol import load_protocol
 
 STATES = ("n0", "n1", "n3", "n7")
 Served = dict[tuple[str, str, int], tuple[str, list[str] | None]]

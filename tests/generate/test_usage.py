@@ -13,10 +13,10 @@ from tests.generate.helpers import write_protocol, write_world
 
 from snapaudit.artifact.export import claims
 from snapaudit.progress import SilentProgress
+from snapaudit.run.after.usage import usage_summary
 from snapaudit.run.engine import run_protocol_file
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.protocol import parse_protocol
-from snapaudit.run.usage import usage_summary
+from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.record.protocol import parse_protocol
 from snapaudit.testbed.generate.config import GeneratorConfig, generator_config
 
 PRICING = '\n[run.pricing."fake-model"]\ninput_per_mtok = 1.0\noutput_per_mtok = 4.0\n'

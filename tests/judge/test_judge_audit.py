@@ -12,8 +12,8 @@ from snapaudit.judge.config import JudgeConfig
 from snapaudit.judge.llm import LLMJudge
 from snapaudit.judge.rule import RuleJudge
 from snapaudit.progress import choose_progress
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.runner import RetryPolicy
+from snapaudit.run.execution.runner import RetryPolicy
+from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.stages.judge import labels_of_stage
 from snapaudit.run.stages.judge_audit import AuditPlan, audit_sample, run_judge_audit
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel

@@ -13,8 +13,8 @@ from snapaudit.errors import LockError
 from snapaudit.judge.config import JudgeConfig
 from snapaudit.judge.rule import RuleJudge
 from snapaudit.progress import choose_progress
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.runner import RetryPolicy
+from snapaudit.run.execution.runner import RetryPolicy
+from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.stages.replicate import (
     Replication,
     ReplicationPlan,

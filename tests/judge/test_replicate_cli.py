@@ -10,7 +10,7 @@ from tests.fakes.llm_server import FakeLLMServer
 from tests.judge.test_replicate import QIDS, _evidence, _original, responder
 
 from snapaudit.cli.replicate import command
-from snapaudit.run.ledger import Ledger
+from snapaudit.run.record.ledger import Ledger
 from snapaudit.tables import write_answers, write_labels
 
 PROTOCOL = """

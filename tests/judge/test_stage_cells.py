@@ -21,12 +21,12 @@ from snapaudit.judge.config import JudgeConfig
 from snapaudit.judge.rule import RuleJudge
 from snapaudit.judge.spec import parse_judge_spec
 from snapaudit.progress import SilentProgress
-from snapaudit.run.judge_audit_run import judge_audit
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.rundir import RunDir
-from snapaudit.run.runner import RetryPolicy
+from snapaudit.run.after.judge_audit_run import judge_audit
+from snapaudit.run.after.usage import usage_summary
+from snapaudit.run.execution.runner import RetryPolicy
+from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.record.rundir import RunDir
 from snapaudit.run.stages.replicate import ReplicationPlan, replicate_run_dir, run_replication
-from snapaudit.run.usage import usage_summary
 from snapaudit.systems.config import PythonSystemConfig, RunConfig
 from snapaudit.systems.python import PythonSystem
 from snapaudit.testbed.generate.config import generator_config

@@ -29,8 +29,8 @@ from typing import Any
 
 from snapaudit.errors import InputError
 from snapaudit.hashing import canonical_json, sha256_file, sha256_json, sha256_text
-from snapaudit.run.ledger.store import connect_read_only
-from snapaudit.run.rundir import RunDir
+from snapaudit.run.record.ledger.store import connect_read_only
+from snapaudit.run.record.rundir import RunDir
 from snapaudit.tables import read_answers, read_gold, read_labels, write_answers, write_labels
 
 ARTIFACT_VERSION = 1
@@ -141,7 +141,7 @@ def _export_tables(rd: RunDir, out: Path) -> None:
 
 
 def _protocol_json(rd: RunDir) -> dict[str, Any]:
-    from snapaudit.run.protocol import bound_fields, load_protocol
+    from snapaudit.run.record.protocol import bound_fields, load_protocol
 
     path = rd.protocol_path
     if not path.exists():

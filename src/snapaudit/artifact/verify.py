@@ -1,10 +1,10 @@
 """``snapaudit verify ARTIFACT [--gold FILE]``: recompute an artifact's claims, no network.
 
 Checks, in order: every file the manifest lists is present with its hash; the lock chain
-(:func:`snapaudit.run.locks.verify_chain`) with each lock's ledger content recomputed from the
-exported cells and attempts (stages whose payloads were sanitized are checked by count
-only); the answer and label tables equal what the ledger cells say; then every claim that
-does not need gold is recomputed with the analysis core on the sanitized tables. With
+(:func:`snapaudit.run.record.locks.verify_chain`) with each lock's ledger content recomputed
+from the exported cells and attempts (stages whose payloads were sanitized are checked by
+count only); the answer and label tables equal what the ledger cells say; then every claim
+that does not need gold is recomputed with the analysis core on the sanitized tables. With
 ``--gold`` the gold file must match the gold lock and the gold claims are recomputed too.
 Any failure raises :class:`VerificationError` (exit 3) naming each claim or file.
 
@@ -114,7 +114,7 @@ def _sanitized_stage(root: Path, stage: str) -> bool:
 
 def check_locks(root: Path, protocol: dict[str, Any],
                 gold: Path | None, report: VerifyReport) -> None:
-    from snapaudit.run.locks import STAGE_ORDER, verify_chain
+    from snapaudit.run.record.locks import STAGE_ORDER, verify_chain
 
     stored = [(rec, h) for rec, h in load_json(root, "locks.json")]
     odd = [rec.get("stage") for rec, _ in stored if rec.get("stage") not in STAGE_ORDER]
@@ -301,7 +301,7 @@ def _verify(root: Path, gold: str | Path | None) -> VerifyReport:
 
 
 def _is_run_dir(root: Path) -> bool:
-    from snapaudit.run.rundir import LEDGER_NAME, PROTOCOL_NAME
+    from snapaudit.run.record.rundir import LEDGER_NAME, PROTOCOL_NAME
 
     return (root / LEDGER_NAME).is_file() or (root / PROTOCOL_NAME).is_file()
 

@@ -72,7 +72,7 @@ def cli(ctx: click.Context) -> None:
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
         return
-    from snapaudit.run.gcpacing import gc_pacing
+    from snapaudit.run.execution.gcpacing import gc_pacing
 
     ctx.with_resource(gc_pacing())  # the application paces the collector while stages run
 
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> Any:
     except sqlite3.Error as exc:  # a ledger read outside the ledger's own error mapping
         if os.environ.get("SNAPAUDIT_TRACEBACK"):
             raise
-        from snapaudit.run.ledger.faults import sqlite_error
+        from snapaudit.run.record.ledger.faults import sqlite_error
 
         click.echo(f"error: {sqlite_error(Path('ledger.sqlite'), exc)}", err=True)
         sys.exit(2)

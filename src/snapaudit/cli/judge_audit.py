@@ -27,7 +27,7 @@ def command(run_dir: Path, judge_spec: str, sample: int, overrides: tuple[str, .
     --set judge.KEY=VALUE overrides a key of the audit judge's [judge] table (for example
     judge.generator.model); the run's own protocol is locked and cannot change."""
     from snapaudit.judge.spec import parse_judge_spec
-    from snapaudit.run.judge_audit_run import judge_audit
+    from snapaudit.run.after.judge_audit_run import judge_audit
 
     config = _override(parse_judge_spec(judge_spec), overrides)
     outcome = judge_audit(run_dir, config, sample, make_progress(progress_kind))
@@ -53,7 +53,7 @@ def _override(config: Any, overrides: tuple[str, ...]) -> Any:
 
     from snapaudit._model import describe_errors
     from snapaudit.errors import ConfigError
-    from snapaudit.run.protocol import apply_overrides
+    from snapaudit.run.record.protocol import apply_overrides
 
     bad = [o for o in overrides if not o.strip().startswith("judge.")]
     if bad:

@@ -10,7 +10,7 @@ import click
 from snapaudit import atomic
 from snapaudit.cli._common import check_output_path
 from snapaudit.errors import ConfigError
-from snapaudit.run.pilot import pilot_from_run
+from snapaudit.run.after.pilot import pilot_from_run
 from snapaudit.stats.gate import GateConfig, default_rules
 from snapaudit.stats.plan import mde, mde_json, plan, render_mde, render_text
 

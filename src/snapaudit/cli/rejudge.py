@@ -21,7 +21,7 @@ from snapaudit.cli._common import make_progress, progress_option
 def command(run_dir: Path, judge_path: Path, out: Path, progress_kind: str) -> None:
     """Judge RUN_DIR's locked answers again with a new judge, in a new run: no system is
     called; the new run's protocol names its parent (lineage)."""
-    from snapaudit.run.rejudge import rejudge
+    from snapaudit.run.after.rejudge import rejudge
 
     progress = make_progress(progress_kind)
     try:

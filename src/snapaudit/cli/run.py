@@ -52,13 +52,13 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
     from snapaudit.errors import ConfigError
     from snapaudit.report.summary import results_summary
     from snapaudit.run.engine import run_audit
-    from snapaudit.run.protocol import load_protocol
-    from snapaudit.run.rundir import RunDir
+    from snapaudit.run.record.protocol import load_protocol
+    from snapaudit.run.record.rundir import RunDir
 
     if dry_run and forget:
         raise ConfigError("--forget-batch changes the run; it cannot go with --dry-run")
     if dry_run:
-        from snapaudit.run.dryrun import plan, render
+        from snapaudit.run.after.dryrun import plan, render
 
         click.echo(render(plan(load_protocol(protocol_path, list(overrides)),
                                protocol_path.resolve().parent)), nl=False)
@@ -76,7 +76,7 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
                  f"name={_toml_str(f'{protocol.name} (smoke run: first {limit} questions)')}"]
         protocol = load_protocol(protocol_path, sets)
     if forget:
-        from snapaudit.run.batch_status import forget_batches
+        from snapaudit.run.execution.batch_status import forget_batches
 
         for row in forget_batches(target, forget):
             known_as = row.provider_batch_id or "no provider id"
@@ -84,7 +84,7 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
                        "requests go into a new batch", err=True)
     complete = RunDir(target).results_path.exists()
     if complete and not forget:
-        from snapaudit.run.readonly import finished_results, read_only_finished
+        from snapaudit.run.record.readonly import finished_results, read_only_finished
 
         if read_only_finished(target):  # nothing can be written: verify, print, done
             results = finished_results(protocol, target)

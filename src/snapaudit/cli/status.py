@@ -13,7 +13,7 @@ import click
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def command(run_dir: Path, as_json: bool) -> None:
     """Stage progress, attempts by outcome and locks of RUN_DIR (after an integrity check)."""
-    from snapaudit.run.status import format_status, run_status
+    from snapaudit.run.after.status import format_status, run_status
 
     status = run_status(run_dir)
     if as_json:

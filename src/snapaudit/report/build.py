@@ -12,7 +12,7 @@ from snapaudit.report.html import render_html
 from snapaudit.report.load import RunView, load_run
 from snapaudit.report.markdown import render_markdown
 from snapaudit.report.model import Report
-from snapaudit.run.rundir import RunDir
+from snapaudit.run.record.rundir import RunDir
 from snapaudit.stats.plants import score_plants
 
 

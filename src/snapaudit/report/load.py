@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from snapaudit.errors import InputError
-from snapaudit.run.ledger.store import connect_read_only
-from snapaudit.run.rundir import RunDir
+from snapaudit.run.record.ledger.store import connect_read_only
+from snapaudit.run.record.rundir import RunDir
 from snapaudit.tables import AnswerRow, PairLabel, read_answers, read_gold, read_labels
 
 

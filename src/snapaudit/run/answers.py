@@ -9,7 +9,7 @@ evaluate is :mod:`snapaudit.run.gate_profile`.
 from __future__ import annotations
 
 from snapaudit.errors import TransportInvalid
-from snapaudit.run.protocol import AnswersConfig, Protocol
+from snapaudit.run.record.protocol import AnswersConfig, Protocol
 
 __all__ = ["SERVICE_MAX_BYTES", "TESTBED_MAX_BYTES", "AnswersConfig", "max_answer_bytes",
            "validate_answer"]

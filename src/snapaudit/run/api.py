@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 from snapaudit.progress import Progress, SilentProgress
 from snapaudit.run.engine import run_audit
-from snapaudit.run.gcpacing import gc_pacing
-from snapaudit.run.protocol import Protocol, load_protocol
+from snapaudit.run.execution.gcpacing import gc_pacing
+from snapaudit.run.record.protocol import Protocol, load_protocol
 
 if TYPE_CHECKING:
     from snapaudit.stats.analysis import AnalysisResult
@@ -49,7 +49,7 @@ def audit(protocol: Protocol | str | Path, run_dir: str | Path, *,
 
 
 def _override(protocol: Protocol, overrides: Sequence[str]) -> Protocol:
-    from snapaudit.run.protocol import apply_overrides, parse_protocol
+    from snapaudit.run.record.protocol import apply_overrides, parse_protocol
 
     data = protocol.model_dump(mode="json", exclude_none=True)
     return parse_protocol(apply_overrides(data, overrides))

@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from snapaudit.progress import Progress
-from snapaudit.run import cohort
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.locks import LockRecord, LockStage, make_lock
-from snapaudit.run.protocol import Protocol
-from snapaudit.run.rundir import RunDir
-from snapaudit.run.runner import RetryPolicy
+from snapaudit.run.execution.runner import RetryPolicy
+from snapaudit.run.record import cohort
+from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.record.locks import LockRecord, LockStage, make_lock
+from snapaudit.run.record.protocol import Protocol
+from snapaudit.run.record.rundir import RunDir
 from snapaudit.systems.base import System
 from snapaudit.systems.resources import RunResources
 

@@ -18,27 +18,27 @@ from snapaudit import tables
 from snapaudit.errors import ConfigError, LockError
 from snapaudit.hashing import sha256_file, sha256_json
 from snapaudit.progress import Progress
-from snapaudit.run import cohort
 from snapaudit.run.answers import max_answer_bytes
-from snapaudit.run.batch_calls import check_batch_mode
 from snapaudit.run.context import RunContext
+from snapaudit.run.execution.batch_calls import check_batch_mode
+from snapaudit.run.execution.interrupt import interruptible
 from snapaudit.run.gate_profile import check_evaluable, effective_gate
-from snapaudit.run.interrupt import interruptible
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.locks import (
+from snapaudit.run.preflight import needs_systems, preflight
+from snapaudit.run.record import cohort
+from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.record.locks import (
     code_version,
     content_now,
     initialize_run,
     verify_chain,
     verify_run_files,
 )
-from snapaudit.run.preflight import needs_systems, preflight
-from snapaudit.run.protocol import (
+from snapaudit.run.record.protocol import (
     Protocol,
     load_protocol,
     protocol_hash,
 )
-from snapaudit.run.rundir import RunDir
+from snapaudit.run.record.rundir import RunDir
 from snapaudit.run.stages.answer import answer_rows, answer_stage
 from snapaudit.run.stages.retrieval import locked_evidence, retrieval_stage
 from snapaudit.run.stages.semantic import pair_labels, semantic_stage
@@ -194,7 +194,7 @@ def read_gold(run: RunContext) -> list[GoldRow]:
 
 
 def _analyze(run: RunContext) -> RunOutcome:
-    from snapaudit.run.usage import usage_summary
+    from snapaudit.run.after.usage import usage_summary
     from snapaudit.stats.analysis import AnalysisConfig, analyze
 
     p = run.protocol

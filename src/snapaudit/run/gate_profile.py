@@ -4,7 +4,7 @@ and preflight refuses a gate that names a kernel the run cannot produce."""
 from __future__ import annotations
 
 from snapaudit.errors import ProtocolError
-from snapaudit.run.protocol import Protocol
+from snapaudit.run.record.protocol import Protocol
 from snapaudit.stats.gate import GateConfig
 
 

@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from snapaudit.errors import BackendError, ConfigError
-from snapaudit.run import cohort
-from snapaudit.run.protocol import Protocol
+from snapaudit.run.record import cohort
+from snapaudit.run.record.protocol import Protocol
 from snapaudit.systems.base import System
 from snapaudit.testbed.generate.config import GeneratorConfig, LocalGeneratorConfig
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from snapaudit.errors import ConfigError
-from snapaudit.run.protocol import Protocol
+from snapaudit.run.record.protocol import Protocol
 
 if TYPE_CHECKING:
     from snapaudit.systems.base import System

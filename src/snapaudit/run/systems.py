@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from snapaudit.errors import ConfigError
 from snapaudit.registry import Registry
-from snapaudit.run.protocol import Protocol
+from snapaudit.run.record.protocol import Protocol
 from snapaudit.systems.resources import RunResources
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def build_system(protocol: Protocol, state: str, run_dir: Path,
     if state not in protocol.states.order:
         raise ConfigError(f"unknown state {state!r}")
     if protocol.lineage is not None:  # a re-judged run: the parent's locked answers
-        from snapaudit.run.replay import ReplaySystem
+        from snapaudit.run.after.replay import ReplaySystem
 
         return ReplaySystem(state, protocol.lineage)
     return SYSTEMS.build(protocol.system.kind, protocol, state, run_dir, base_dir, resources)

@@ -67,7 +67,7 @@ class RunConfig(Frozen):
     # What ``snapaudit run --dry-run`` prices: model name -> price.
     pricing: dict[str, ModelPrice] = Field(default_factory=dict)
     # "batch": OpenAI/Anthropic generators and LLM judges go through the providers' batch
-    # APIs (snapaudit.run.batch); the limits default to the provider's own (None).
+    # APIs (snapaudit.run.execution.batch); the limits default to the provider's own (None).
     mode: Literal["sync", "batch"] = "sync"
     batch_poll_s: float = Field(default=60.0, gt=0)
     batch_max_requests: int | None = Field(default=None, ge=1)

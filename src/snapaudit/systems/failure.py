@@ -13,7 +13,7 @@ retryable (``http_<code>``; a 5xx without a member of its own is ``http_5xx``); 
 never retried. :data:`TRANSIENT` reasons (timeouts, dropped connections, 408/425/429,
 502/503/504/529, a Retry-After over the cap, an expired or cancelled batch request) say a
 service is briefly unavailable: they never make a stage fail fast
-(:mod:`snapaudit.run.failures`).
+(:mod:`snapaudit.run.execution.failures`).
 """
 
 from __future__ import annotations

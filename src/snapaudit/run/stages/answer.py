@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from snapaudit.run import cohort
-from snapaudit.run.batch_calls import BatchCalls
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.runner import CellResult
-from snapaudit.run.schedule import answer_schedule
+from snapaudit.run.execution.batch_calls import BatchCalls
+from snapaudit.run.execution.runner import CellResult
+from snapaudit.run.execution.schedule import answer_schedule
+from snapaudit.run.record import cohort
+from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.stages.base import Cell, Stage, run_stage
 from snapaudit.run.stages.keys import AnswerKey
 from snapaudit.run.stages.payloads import answer_result

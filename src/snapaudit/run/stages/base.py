@@ -17,9 +17,8 @@ from typing import Any, Generic, TypeVar
 
 from snapaudit.errors import ConfigError
 from snapaudit.progress import Progress
-from snapaudit.run.batch import BatchDriver
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.runner import (
+from snapaudit.run.execution.batch import BatchDriver
+from snapaudit.run.execution.runner import (
     BatchCall,
     CellResult,
     CellTask,
@@ -27,6 +26,7 @@ from snapaudit.run.runner import (
     StageSummary,
     run_cells,
 )
+from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.stages.keys import AnswerKey, JudgeKey, RetrievalKey
 from snapaudit.systems.config import RunConfig
 

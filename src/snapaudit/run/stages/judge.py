@@ -16,9 +16,9 @@ from typing import Any
 from snapaudit.hashing import sha256_json
 from snapaudit.judge.base import Judge, judge_with_usage
 from snapaudit.judge.split import Packet, split_packets
-from snapaudit.run.batch_calls import BatchCalls
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.runner import CellResult
+from snapaudit.run.execution.batch_calls import BatchCalls
+from snapaudit.run.execution.runner import CellResult
+from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.stages.base import Cell
 from snapaudit.run.stages.keys import JudgeKey
 from snapaudit.run.stages.payloads import decode_labels, labels_payload

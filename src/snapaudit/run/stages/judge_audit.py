@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from snapaudit.errors import ConfigError, InputError
 from snapaudit.judge.base import Judge
 from snapaudit.progress import Progress
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.runner import RetryPolicy
+from snapaudit.run.execution.runner import RetryPolicy
+from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.stages.base import Stage, run_stage
 from snapaudit.run.stages.judge import judge_cells, judge_stage_name, labels_of_stage
 from snapaudit.run.stages.sample import hash_sample

@@ -1,5 +1,5 @@
 """The payloads of answer and judge cells, one builder each: a synchronous call's and a
-provider batch result's go through the same code (:mod:`snapaudit.run.batch_calls`)."""
+provider batch result's go through the same code (:mod:`snapaudit.run.execution.batch_calls`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from snapaudit.judge.packets import to_pair_labels
 from snapaudit.run.answers import validate_answer
-from snapaudit.run.runner import CellResult
+from snapaudit.run.execution.runner import CellResult
 from snapaudit.run.stages.keys import JudgeKey
 from snapaudit.systems.base import AnswerOutcome
 from snapaudit.tables import AnswerRef, PairLabel

@@ -31,8 +31,8 @@ from snapaudit.judge.base import Judge
 from snapaudit.judge.config import JudgeConfig
 from snapaudit.progress import Progress
 from snapaudit.run.answers import TESTBED_MAX_BYTES, max_answer_bytes
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.runner import RetryPolicy
+from snapaudit.run.execution.runner import RetryPolicy
+from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.stages.answer import answer_cell, answer_rows
 from snapaudit.run.stages.base import Stage, retry_policy, run_stage
 from snapaudit.run.stages.judge import judge_cells, labels_of_stage
@@ -170,7 +170,7 @@ async def replicate_run_dir(run_dir: Path, generator: GeneratorConfig, sample: i
     """Replicate a testbed run's old and new states with ``generator``; write the result."""
     from snapaudit.judge.registry import build_judge
     from snapaudit.judge.spec import generator_name
-    from snapaudit.run.rundir import RunDir
+    from snapaudit.run.record.rundir import RunDir
     from snapaudit.tables import read_answers, read_gold, read_labels
     from snapaudit.testbed.system import TestbedSystem
 

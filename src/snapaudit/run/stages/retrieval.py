@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from snapaudit.errors import IntegrityError
-from snapaudit.run import cohort
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.runner import CellResult
+from snapaudit.run.execution.runner import CellResult
+from snapaudit.run.record import cohort
+from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.stages.base import Cell, Stage, run_stage
 from snapaudit.run.stages.keys import RetrievalKey
 from snapaudit.systems.base import Evidence, RetrievingSystem

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from snapaudit.errors import InputError
 from snapaudit.hashing import sha256_file
-from snapaudit.run import cohort
-from snapaudit.run.batch_calls import BatchCalls
+from snapaudit.run.execution.batch_calls import BatchCalls
+from snapaudit.run.record import cohort
 from snapaudit.run.stages.base import Stage, run_stage
 from snapaudit.run.stages.judge import judge_cells, labels_of_stage
 from snapaudit.run.stages.keys import JudgeKey

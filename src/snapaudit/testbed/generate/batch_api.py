@@ -3,7 +3,7 @@
 A :class:`BatchProvider` turns generation requests into the lines of one provider batch,
 sends a batch (``submit``), finds a batch it may have sent when the create call's answer
 was lost (``find``), polls it and reads its results, keyed by ``custom_id``. It never
-touches the ledger: :mod:`snapaudit.run.batch` owns durability. Implementations:
+touches the ledger: :mod:`snapaudit.run.execution.batch` owns durability. Implementations:
 :mod:`.openai_batch` (OpenAI Batch API) and :mod:`.anthropic_batch` (Message Batches).
 """
 

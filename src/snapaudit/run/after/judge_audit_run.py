@@ -11,8 +11,8 @@ from snapaudit.errors import LockError
 from snapaudit.judge.config import JudgeConfig
 from snapaudit.judge.registry import build_judge
 from snapaudit.progress import Progress
-from snapaudit.run.interrupt import interruptible
-from snapaudit.run.rundir import RunDir
+from snapaudit.run.execution.interrupt import interruptible
+from snapaudit.run.record.rundir import RunDir
 from snapaudit.run.stages.base import retry_policy
 from snapaudit.run.stages.judge_audit import AuditPlan, run_judge_audit
 from snapaudit.stats.agreement import JudgeAgreement

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any, Self, TypeVar
 
 from snapaudit.errors import IntegrityError, StorageError
-from snapaudit.run.ledger.faults import is_storage, sqlite_error
-from snapaudit.run.ledger.schema import MIGRATIONS, split_script
+from snapaudit.run.record.ledger.faults import is_storage, sqlite_error
+from snapaudit.run.record.ledger.schema import MIGRATIONS, split_script
 
 T = TypeVar("T")
 
@@ -20,7 +20,7 @@ RUN_BEGAN = "run_began"  # the meta row written with the run's first metadata
 
 
 class LedgerStore:
-    """One open ledger file; its tables are reached through ``snapaudit.run.ledger.Ledger``."""
+    """One open ledger file; its tables are reached through ``run.record.ledger.Ledger``."""
 
     def __init__(self, path: str | Path, *, read_only: bool = False):
         """Open (and create, unless ``read_only``) the ledger and bring its schema up to date.

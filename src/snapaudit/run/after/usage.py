@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.protocol import Protocol
+from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.record.protocol import Protocol
 
 
 def stage_models(protocol: Protocol) -> dict[str, str]:

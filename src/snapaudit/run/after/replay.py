@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from snapaudit.errors import IntegrityError
-from snapaudit.run.protocol import LineageConfig
+from snapaudit.run.record.protocol import LineageConfig
 from snapaudit.run.stages.keys import AnswerKey
 from snapaudit.systems.base import AnswerCall, AnswerOutcome
 
@@ -22,8 +22,8 @@ from snapaudit.systems.base import AnswerCall, AnswerOutcome
 @lru_cache(maxsize=8)
 def parent_answers(parent_run: str, answer_lock: str) -> dict[str, dict[str, Any]]:
     """The parent's accepted answer cells after verifying its chain and its answer lock."""
-    from snapaudit.run.locks import content_now, verify_chain
-    from snapaudit.run.rundir import RunDir
+    from snapaudit.run.record.locks import content_now, verify_chain
+    from snapaudit.run.record.rundir import RunDir
 
     rd = RunDir(Path(parent_run))
     if not rd.initialized():

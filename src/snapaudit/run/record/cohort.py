@@ -20,7 +20,7 @@ from typing import Any
 from snapaudit import atomic
 from snapaudit.errors import InputError, IntegrityError
 from snapaudit.hashing import canonical_json, sha256_file, sha256_text
-from snapaudit.run.protocol import CohortConfig
+from snapaudit.run.record.protocol import CohortConfig
 
 MANIFEST_VERSION = 1
 KEY_TEMPLATE = "snapaudit-cohort-v1|{seed}|{id}"

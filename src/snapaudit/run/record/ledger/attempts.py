@@ -7,8 +7,8 @@ from typing import Any
 
 from snapaudit.errors import IntegrityError
 from snapaudit.hashing import canonical_json
-from snapaudit.run.ledger.schema import OUTCOMES, AttemptRow
-from snapaudit.run.ledger.store import LedgerStore
+from snapaudit.run.record.ledger.schema import OUTCOMES, AttemptRow
+from snapaudit.run.record.ledger.store import LedgerStore
 from snapaudit.systems.redact import redact
 
 

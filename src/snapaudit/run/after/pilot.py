@@ -6,7 +6,7 @@ from pathlib import Path
 
 from snapaudit import tables
 from snapaudit.errors import ConfigError, InputError
-from snapaudit.run.rundir import RunDir
+from snapaudit.run.record.rundir import RunDir
 from snapaudit.stats.analysis import Comparison
 from snapaudit.stats.churn import per_question
 from snapaudit.stats.cluster import resampling

@@ -37,11 +37,11 @@ from snapaudit.errors import (
 )
 from snapaudit.hashing import sha256_json
 from snapaudit.progress import Progress
-from snapaudit.run.failures import FailureLog
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.ledger.batches import BatchMember, BatchRow, NewRequest
-from snapaudit.run.runner import CellTask, RetryPolicy, StageSummary
-from snapaudit.run.schedule import derive_seed
+from snapaudit.run.execution.failures import FailureLog
+from snapaudit.run.execution.runner import CellTask, RetryPolicy, StageSummary
+from snapaudit.run.execution.schedule import derive_seed
+from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.record.ledger.batches import BatchMember, BatchRow, NewRequest
 from snapaudit.systems.config import RunConfig
 from snapaudit.systems.redact import redact
 from snapaudit.testbed.generate.batch_api import BatchProvider

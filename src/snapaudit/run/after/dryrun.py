@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from snapaudit.run import cohort
-from snapaudit.run.protocol import Protocol
+from snapaudit.run.record import cohort
+from snapaudit.run.record.protocol import Protocol
 
 CHARS_PER_TOKEN = 4.0
 

@@ -37,10 +37,6 @@ def gc_pacing(enabled: bool = True) -> Iterator[None]:
         _ENABLED.reset(token)
 
 
-def pacing_enabled() -> bool:
-    return _ENABLED.get()
-
-
 @contextlib.contextmanager
 def paced_gc() -> Iterator[None]:
     """While cells run: what was alive before is frozen out of garbage collection, and young

@@ -10,7 +10,7 @@ Layout::
     DIR/results.json             the analysis
     DIR/report.html, report.md   the report
     DIR/judge-audit/<judge>.json, DIR/replicate/<generator>.json
-    DIR/.lock                    held by the command writing the run (run/dirlock.py)
+    DIR/.lock                    held by the command writing the run (run/record/dirlock.py)
 
 Every stage receives a :class:`RunDir` instead of a path; :meth:`RunDir.ledger` opens the
 SQLite ledger once per command and :meth:`RunDir.close` closes it.
@@ -26,11 +26,11 @@ from typing import Any
 
 from snapaudit import atomic
 from snapaudit.errors import IntegrityError
-from snapaudit.run.dirlock import DirLock
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.ledger.faults import sqlite_error
-from snapaudit.run.ledger.store import recorded_began
-from snapaudit.run.protocol import Protocol, load_protocol
+from snapaudit.run.record.dirlock import DirLock
+from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.record.ledger.faults import sqlite_error
+from snapaudit.run.record.ledger.store import recorded_began
+from snapaudit.run.record.protocol import Protocol, load_protocol
 
 LEDGER_NAME = "ledger.sqlite"
 PROTOCOL_NAME = "protocol.resolved.toml"
@@ -46,7 +46,7 @@ class RunDir:
                  command: str | None = None):
         """``read_only`` for commands that only read (``status``, ``report``, ``export``):
         they take no lock and can read a folder that cannot be written. A writing RunDir
-        takes the folder's lock (:mod:`snapaudit.run.dirlock`) when it opens the ledger and
+        takes the folder's lock (:mod:`snapaudit.run.record.dirlock`) when it opens the ledger and
         holds it until :meth:`close`; ``command`` is what the lock file names as its holder.
         """
         self.path = Path(path)

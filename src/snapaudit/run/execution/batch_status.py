@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from snapaudit.errors import ConfigError
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.ledger.batches import BatchRow
-from snapaudit.run.rundir import RunDir
+from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.record.ledger.batches import BatchRow
+from snapaudit.run.record.rundir import RunDir
 
 SHOWN = 20  # batches listed one by one (open ones first, then the latest ended)
 

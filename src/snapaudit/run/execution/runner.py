@@ -10,7 +10,7 @@ the server's ``Retry-After`` when that is longer. A ``Retry-After`` longer than
 after ``max_attempts`` attempts in this invocation are raised together as
 :class:`RetriesExhaustedError` (with the failure reasons by count and the last error per
 endpoint) once every other cell has finished. A stage whose first failures are all one
-identical error stops early (:mod:`snapaudit.run.failures`). On any exit (an error, a
+identical error stops early (:mod:`snapaudit.run.execution.failures`). On any exit (an error, a
 cancellation, Ctrl-C) the group committer finishes its batch in flight and every attempt
 left without an outcome is marked ``interrupted`` before ``run_cells`` returns.
 """
@@ -27,12 +27,12 @@ from typing import Any
 from snapaudit.errors import FailFastError, RetriesExhaustedError, TransportInvalid
 from snapaudit.hashing import sha256_json
 from snapaudit.progress import Progress
-from snapaudit.run.committer import GroupCommitter
-from snapaudit.run.failures import FailureLog
-from snapaudit.run.gcpacing import paced_gc as paced_gc  # re-exported (tests, benches)
-from snapaudit.run.gcpacing import stage_gc
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.schedule import derive_seed
+from snapaudit.run.execution.committer import GroupCommitter
+from snapaudit.run.execution.failures import FailureLog
+from snapaudit.run.execution.gcpacing import paced_gc as paced_gc  # re-exported (tests, benches)
+from snapaudit.run.execution.gcpacing import stage_gc
+from snapaudit.run.execution.schedule import derive_seed
+from snapaudit.run.record.ledger import Ledger
 from snapaudit.systems.redact import redact
 from snapaudit.systems.transport import TokenBucket
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult

@@ -18,7 +18,7 @@ from functools import partial
 from typing import Any
 
 from snapaudit.errors import ConfigError
-from snapaudit.run.ledger.attempts import AttemptTable
+from snapaudit.run.record.ledger.attempts import AttemptTable
 
 OPEN_STATES = ("submitting", "submitted")
 

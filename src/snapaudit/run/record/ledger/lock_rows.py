@@ -1,4 +1,7 @@
-"""The locks table: lock records as stored (the chain logic lives in :mod:`snapaudit.run.locks`)."""
+"""The locks table: lock records as stored.
+
+The chain logic lives in :mod:`snapaudit.run.record.locks`.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ import time
 from typing import Any
 
 from snapaudit.hashing import canonical_json
-from snapaudit.run.ledger.store import LedgerStore
+from snapaudit.run.record.ledger.store import LedgerStore
 
 
 class LockTable(LedgerStore):

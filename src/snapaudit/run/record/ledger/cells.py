@@ -10,8 +10,8 @@ from typing import Any
 
 from snapaudit.errors import IntegrityError
 from snapaudit.hashing import canonical_json, sha256_json, sha256_text
-from snapaudit.run.ledger.attempts import AttemptTable
-from snapaudit.run.ledger.schema import Cell
+from snapaudit.run.record.ledger.attempts import AttemptTable
+from snapaudit.run.record.ledger.schema import Cell
 
 
 class CellTable(AttemptTable):

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from snapaudit.errors import ProtocolMismatchError
-from snapaudit.run.protocol import Protocol, bound_fields, changed_fields, protocol_hash
-from snapaudit.run.rundir import RunDir
-from snapaudit.run.status import run_status
+from snapaudit.run.after.status import run_status
+from snapaudit.run.record.protocol import Protocol, bound_fields, changed_fields, protocol_hash
+from snapaudit.run.record.rundir import RunDir
 
 
 def read_only_finished(run_dir: Path) -> bool:

@@ -3,7 +3,7 @@
 The parent's lock chain is verified and its answer lock read; the new run's protocol is the
 parent's with the new ``[judge]`` section and a ``[lineage]`` naming the parent run, its
 protocol hash and its answer lock. The new run replays the locked answers
-(:mod:`snapaudit.run.replay`: no system is called), then runs the semantic stage with the new
+(:mod:`snapaudit.run.after.replay`: no system is called), then runs the semantic stage with the new
 judge, the gold unlock and the analysis, like any run; ``export`` and ``verify`` treat it as
 one, and its protocol names the lineage.
 """
@@ -16,10 +16,10 @@ from typing import Any
 
 from snapaudit.errors import ConfigError, IntegrityError, ProtocolError
 from snapaudit.progress import Progress
+from snapaudit.run.after.replay import parent_answers
 from snapaudit.run.engine import RunOutcome, run_audit
-from snapaudit.run.protocol import Protocol, parse_protocol, protocol_hash
-from snapaudit.run.replay import parent_answers
-from snapaudit.run.rundir import RunDir
+from snapaudit.run.record.protocol import Protocol, parse_protocol, protocol_hash
+from snapaudit.run.record.rundir import RunDir
 
 
 def read_judge_section(path: Path) -> dict[str, Any]:

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from snapaudit.errors import ConfigError, IntegrityError, failure_lines
-from snapaudit.run.batch_status import batch_lines, batch_summary
-from snapaudit.run.failures import describe, endpoint_of
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.locks import content_now, verify_chain, verify_run_files
-from snapaudit.run.rundir import LEDGER_NAME, RunDir
+from snapaudit.run.execution.batch_status import batch_lines, batch_summary
+from snapaudit.run.execution.failures import describe, endpoint_of
+from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.record.locks import content_now, verify_chain, verify_run_files
+from snapaudit.run.record.rundir import LEDGER_NAME, RunDir
 from snapaudit.stats.results import read_results
 
 

@@ -16,8 +16,8 @@ from typing import Any
 from snapaudit.errors import ConfigError, ProtocolError
 from snapaudit.judge.base import JudgePacket
 from snapaudit.judge.packets import parse_verdict_text
-from snapaudit.run.protocol import Protocol
-from snapaudit.run.runner import BatchCall, CellResult
+from snapaudit.run.execution.runner import BatchCall, CellResult
+from snapaudit.run.record.protocol import Protocol
 from snapaudit.run.stages.payloads import answer_result
 from snapaudit.systems.base import AnswerCall, Evidence, System
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult

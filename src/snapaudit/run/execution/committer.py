@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from snapaudit.run.ledger import Ledger
+from snapaudit.run.record.ledger import Ledger
 
 _Op = Callable[[Ledger], Any]
 _Item = tuple[_Op, "asyncio.Future[Any]"]

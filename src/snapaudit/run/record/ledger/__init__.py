@@ -13,10 +13,10 @@ passed in, so never stored.
 
 from __future__ import annotations
 
-from snapaudit.run.ledger.batches import BatchTable
-from snapaudit.run.ledger.cells import CellTable
-from snapaudit.run.ledger.lock_rows import LockTable
-from snapaudit.run.ledger.schema import OUTCOMES, AttemptRow, Cell
+from snapaudit.run.record.ledger.batches import BatchTable
+from snapaudit.run.record.ledger.cells import CellTable
+from snapaudit.run.record.ledger.lock_rows import LockTable
+from snapaudit.run.record.ledger.schema import OUTCOMES, AttemptRow, Cell
 
 __all__ = ["OUTCOMES", "AttemptRow", "Cell", "Ledger"]
 

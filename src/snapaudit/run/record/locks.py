@@ -26,9 +26,9 @@ from snapaudit import atomic
 from snapaudit._model import Frozen
 from snapaudit.errors import IntegrityError, ProtocolMismatchError
 from snapaudit.hashing import canonical_json, sha256_file, sha256_json
-from snapaudit.run import cohort
-from snapaudit.run.ledger import Ledger
-from snapaudit.run.protocol import (
+from snapaudit.run.record import cohort
+from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.record.protocol import (
     Protocol,
     bound_fields,
     changed_fields,
@@ -36,7 +36,7 @@ from snapaudit.run.protocol import (
     protocol_hash,
     to_toml,
 )
-from snapaudit.run.rundir import INITIALIZING_NAME, LEDGER_NAME, RunDir
+from snapaudit.run.record.rundir import INITIALIZING_NAME, LEDGER_NAME, RunDir
 
 __all__ = ["LEDGER_NAME", "LockRecord", "content_now", "initialize_run", "make_lock",
            "verify_chain", "verify_run_files"]

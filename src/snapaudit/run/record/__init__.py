@@ -1,0 +1,3 @@
+"""What a run records durably: the protocol, the cohort, the run directory, its lock, the lock
+chain and the SQLite ledger.
+"""
