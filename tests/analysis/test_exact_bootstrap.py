@@ -142,7 +142,7 @@ def test_exact_agrees_with_many_draws(r: int) -> None:
 
 
 def test_protocol_method_default_keeps_the_hash_and_draws_changes_it() -> None:
-    from snapaudit.run.protocol import BootstrapConfig
+    from snapaudit.run.record.protocol import BootstrapConfig
 
     assert BootstrapConfig().model_dump(mode="json") == {"draws": 50_000, "seed": 0,
                                                          "permutations": 10_000}
