@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.generate.helpers import write_protocol, write_world
+from tests.testbed.generate.helpers import write_protocol, write_world
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -8,12 +8,12 @@ from itertools import combinations
 from pathlib import Path
 
 import pytest
-from tests.engine.helpers import write_world
-from tests.engine.ledger_view import query
-from tests.fakes.llm_server import FakeLLMServer
-from tests.fakes.longform_service import FactJudge, LongFormService
 
 from snapaudit.cli import main
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.longform_service import FactJudge, LongFormService
+from tests.helpers.ledger_view import query
+from tests.helpers.protocol import write_world
 
 QUESTIONS = 20
 PLANTED = frozenset(f"q{i:03d}" for i in (1, 4, 7, 12, 18))

@@ -9,6 +9,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
 from tests.fakes.cli_process import cli_popen
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,0 +1,100 @@
+"""Second-generator replication on locked evidence, judged blind, paired with the original."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from snapaudit.errors import LockError
+from snapaudit.judge.config import JudgeConfig
+from snapaudit.judge.rule import RuleJudge
+from snapaudit.progress import choose_progress
+from snapaudit.run.ledger import Ledger
+from snapaudit.run.runner import RetryPolicy
+from snapaudit.run.stages.replicate import (
+    Replication,
+    ReplicationPlan,
+    replication_sample,
+    run_replication,
+)
+from snapaudit.systems.base import Evidence
+from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
+from snapaudit.testbed.generate.config import generator_config
+from snapaudit.testbed.system import TestbedSystem
+from tests.fakes.llm_server import FakeLLMServer, LLMCall
+
+QIDS = ["q0", "q1", "q2", "q3"]
+STATES = ("old", "mid", "new")
+
+
+def responder(call: LLMCall) -> str:
+    """The second generator answers from the evidence: Paris if it mentions Paris."""
+    return json.dumps({"answer": "Paris" if "Paris" in call.user else "Lyon"})
+
+
+def _original() -> tuple[list[AnswerRow], list[PairLabel]]:
+    rows = [AnswerRow(q, s, r, "Lyon", question="Which city?")
+            for q in QIDS for s in STATES for r in (1, 2)]
+    refs = [AnswerRef(s, r) for s in STATES for r in (1, 2)]
+    labels = [PairLabel(q, a, b, True, "judge")
+              for q in QIDS for i, a in enumerate(refs) for b in refs[i + 1:]]
+    return rows, labels
+
+
+def _evidence() -> dict[tuple[str, str], Evidence | None]:
+    """New-state evidence names Paris for q0 and q1 only."""
+    out: dict[tuple[str, str], Evidence | None] = {}
+    for q in QIDS:
+        out[(q, "old")] = Evidence(("d1",), "Lyon is a city.")
+        new_text = "Paris is a city." if q in ("q0", "q1") else "Lyon is a city."
+        out[(q, "new")] = Evidence(("d2",), new_text)
+    return out
+
+
+def _no_sources(pass_no: int) -> object:
+    raise LockError("no retrieval in this test")
+
+
+def _replicate(tmp_path: Path, url: str) -> tuple[Replication, list[str]]:
+    gen = generator_config(backend="openai", base_url=url, model="second", temperature=0.0)
+    plan = ReplicationPlan("second", "old", "new", sample=4, seed=1, draws=500,
+                           original_judge="judge", original_scope="all")
+    rows, labels = _original()
+    policy = RetryPolicy(concurrency=2, backoff_base_s=0.0, backoff_max_s=0.0)
+    with Ledger(tmp_path / "ledger.sqlite") as ledger:
+        result = asyncio.run(run_replication(
+            ledger, rows, labels, {q: "Which city?" for q in QIDS}, _evidence(),
+            lambda s: TestbedSystem(s, gen, _no_sources),  # type: ignore[arg-type]
+            RuleJudge(JudgeConfig(kind="rule", name="rule")), plan, policy,
+            choose_progress("silent"), gold={q: ("Paris",) for q in QIDS}))
+        stages = sorted({a.stage for a in ledger.attempts()})
+    return result, stages
+
+
+def test_replication_reports_d_flips_and_the_paired_difference(tmp_path: Path) -> None:
+    with FakeLLMServer(responder=responder) as server:
+        result, stages = _replicate(tmp_path, server.openai_base_url)
+        users = [call.user for call in server.calls]
+    assert stages == ["replicate:second:answer", "replicate:second:judge:rule"]
+    assert len(users) == 4 * 2 * 2  # questions x states x repeats
+    assert all("<evidence>" in u for u in users)
+    assert result.question_ids == tuple(QIDS)
+    assert result.original.kernels["semantic"].d_hat == pytest.approx(0.0)
+    assert result.replicated.kernels["semantic"].d_hat == pytest.approx(50.0)  # pp
+    rep_d = result.replicated.per_question["semantic"].d
+    assert list(rep_d) == [1.0, 1.0, 0.0, 0.0]
+    assert result.replicated.flips.count == 2
+    assert result.paired["semantic"].point == pytest.approx(50.0)
+    assert result.paired["exact"].point == pytest.approx(50.0)
+    assert result.scope_note is not None and "descriptive" in result.scope_note
+    body = result.to_json()
+    assert body["paired_difference_pp"]["semantic"]["point"] == pytest.approx(50.0)
+
+
+def test_replication_sample_is_seeded_and_nested() -> None:
+    ids = [f"q{i}" for i in range(40)]
+    assert replication_sample(ids, 5, 1) == replication_sample(list(reversed(ids)), 5, 1)
+    assert set(replication_sample(ids, 3, 1)) <= set(replication_sample(ids, 5, 1))
