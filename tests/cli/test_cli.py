@@ -12,15 +12,8 @@ import pytest
 from snapaudit.cli import main
 from snapaudit.run.protocol import load_protocol
 from tests.fakes.rag_service import FakeRagService, planted_answer
+from tests.helpers.cli import exit_code
 from tests.helpers.protocol import write_protocol, write_world
-
-
-def _exit(argv: list[str]) -> int:
-    try:
-        main(argv)
-    except SystemExit as exc:
-        return int(exc.code) if exc.code is not None else 0
-    return 0
 
 
 def write_labels(path: Path, n: int, states: tuple[str, ...] = ("old", "new")) -> None:
@@ -42,7 +35,7 @@ def test_init_writes_a_template_that_validates(tmp_path: Path, kind: str,
     main(["init", "--kind", kind, "--out", str(out)])
     protocol = load_protocol(out)
     assert protocol.system.kind == kind
-    assert _exit(["init", "--kind", kind, "--out", str(out)]) == 2  # never overwrites
+    assert exit_code(["init", "--kind", kind, "--out", str(out)]) == 2  # never overwrites
     assert "exists" in capsys.readouterr().err
 
 
@@ -71,14 +64,14 @@ def test_fail_on_incompatible_exit_code(tmp_path: Path,
         # the study gate needs the semantic kernel: without a judge it could never be
         # evaluated, so preflight refuses the run and writes nothing
         study = write_protocol(tmp_path, svc, size=40, extra='[gate]\nprofile = "study"\n')
-        code = _exit(["run", str(study), "--run-dir", str(tmp_path / "s"),
+        code = exit_code(["run", str(study), "--run-dir", str(tmp_path / "s"),
                       "--progress", "silent", "--fail-on", "incompatible"])
         assert code == 2
         assert "needs the semantic kernel" in capsys.readouterr().err
         assert not (tmp_path / "s" / "results.json").exists()
         assert not (tmp_path / "s" / "ledger.sqlite").exists()
         exact_only = write_protocol(tmp_path, svc, size=40)
-        code = _exit(["run", str(exact_only), "--run-dir", str(tmp_path / "a"),
+        code = exit_code(["run", str(exact_only), "--run-dir", str(tmp_path / "a"),
                       "--progress", "silent", "--fail-on", "incompatible"])
         gate = json.loads((tmp_path / "a" / "results.json").read_text())["gate"]
         assert (gate["profile"], gate["verdict"], len(gate["rules"])) == (
@@ -86,7 +79,7 @@ def test_fail_on_incompatible_exit_code(tmp_path: Path,
         assert code == 4
         labelled = write_protocol(tmp_path, svc, size=40,
                                   judge='kind = "labels"\nlabels_path = "labels.jsonl"')
-        code = _exit(["run", str(labelled), "--run-dir", str(tmp_path / "b"),
+        code = exit_code(["run", str(labelled), "--run-dir", str(tmp_path / "b"),
                       "--progress", "silent", "--fail-on", "incompatible"])
     results = json.loads((tmp_path / "b" / "results.json").read_text())
     assert results["gate"]["passed"] is True
@@ -96,7 +89,7 @@ def test_fail_on_incompatible_exit_code(tmp_path: Path,
     labels = (tmp_path / "b" / "tables" / "labels.jsonl").read_text().splitlines()
     assert len(labels) == 40 * 6
     # the same answers without labels: analyze cannot evaluate the study gate -> exit 5
-    code = _exit(["analyze", "--answers", str(tmp_path / "b" / "tables" / "answers.jsonl"),
+    code = exit_code(["analyze", "--answers", str(tmp_path / "b" / "tables" / "answers.jsonl"),
                   "--old", "old", "--new", "new", "--draws", "200", "--json",
                   str(tmp_path / "r.json"), "--fail-on", "incompatible"])
     gate = json.loads((tmp_path / "r.json").read_text())["gate"]
@@ -111,13 +104,13 @@ def test_incomplete_labels_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[
     with FakeRagService() as svc:
         proto = write_protocol(tmp_path, svc, size=8,
                                judge='kind = "labels"\nlabels_path = "labels.jsonl"')
-        assert _exit(["run", str(proto), "--run-dir", str(tmp_path / "r"),
+        assert exit_code(["run", str(proto), "--run-dir", str(tmp_path / "r"),
                       "--progress", "silent"]) == 2
     assert "labels do not cover 6 pair(s)" in capsys.readouterr().err
 
 
 def _bad(tmp_path: Path, argv_extra: list[str], proto: Path) -> tuple[int, str]:
-    return _exit(["run", str(proto), "--run-dir", str(tmp_path / "run"), "--progress",
+    return exit_code(["run", str(proto), "--run-dir", str(tmp_path / "run"), "--progress",
                   "silent", *argv_extra]), ""
 
 

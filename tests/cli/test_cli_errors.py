@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import click
@@ -16,18 +13,10 @@ import pytest
 
 from snapaudit.cli import COMMANDS
 from tests.fakes.rag_service import FakeRagService
+from tests.helpers.cli import snapaudit
 from tests.helpers.protocol import write_protocol, write_world
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def snapaudit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """The real console entry point in a subprocess (what a user sees)."""
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src") + os.pathsep + str(REPO)}
-    env.pop("SNAPAUDIT_TRACEBACK", None)
-    return subprocess.run([sys.executable, "-c", "from snapaudit.cli import main; main()",
-                           *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=300, check=False)
 
 
 def _answers(path: Path, rows: list[tuple[str, str, int, str]], prefix: bytes = b"") -> Path:
@@ -112,6 +101,7 @@ def _cases(tmp: Path, run: Path) -> list[tuple[str, list[str], list[str]]]:
     ]
 
 
+@pytest.mark.slow
 def test_every_bad_input_is_exit_2_with_a_named_message(finished_run: Path,
                                                         tmp_path: Path) -> None:
     for name, argv, texts in _cases(tmp_path, finished_run):

@@ -1,12 +1,42 @@
-"""Build small audit worlds for engine tests: questions, gold, protocol TOML."""
+"""The one protocol builder of the tests: small audit worlds and protocol TOML.
+
+An HTTP system over the loopback RAG fake (``write_world``, ``protocol_text``,
+``write_protocol``), the testbed system over a small built corpus
+(``write_testbed_world``, ``write_testbed_protocol``), and the pieces other builders
+share (``http_systems``, ``save_protocol``)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from snapaudit.testbed.corpus.build import CorpusInput, build_corpus
 from tests.fakes.rag_service import FakeRagService
+
+
+class _HttpStates(Protocol):
+    @property
+    def states(self) -> Sequence[str]: ...
+
+    def url(self, state: str) -> str: ...
+
+
+def http_systems(svc: _HttpStates) -> str:
+    """The ``[systems.<state>]`` tables of an HTTP system: one loopback URL per state."""
+    return "\n".join(
+        f'[systems.{s}]\nurl = "{svc.url(s)}"\n'
+        'body_template = { question = "{question}", question_id = "{question_id}", '
+        'repeat = "{repeat}" }\n'
+        for s in svc.states)
+
+
+def save_protocol(tmp: Path, text: str) -> Path:
+    """``text`` written as ``tmp/protocol.toml``."""
+    path = tmp / "protocol.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 def write_world(tmp: Path, n: int = 12) -> None:
@@ -24,11 +54,7 @@ def protocol_text(svc: FakeRagService, *, size: int = 8, run: dict[str, Any] | N
                   judge: str = 'kind = "none"', extra: str = "") -> str:
     knobs = {"concurrency": 4, "timeout_s": 0.5, "max_attempts": 6, "backoff_base_s": 0.0,
              "backoff_max_s": 0.0, **(run or {})}
-    systems = "\n".join(
-        f'[systems.{s}]\nurl = "{svc.url(s)}"\n'
-        'body_template = { question = "{question}", question_id = "{question_id}", '
-        'repeat = "{repeat}" }\n'
-        for s in svc.states)
+    systems = http_systems(svc)
     knob_lines = "\n".join(f"{k} = {json.dumps(v)}" for k, v in knobs.items())
     if '"none"' in judge and "[gate]" not in extra:  # no judge: only the exact kernel
         extra = '[gate]\nprofile = "exact-only"\n' + extra
@@ -65,6 +91,71 @@ seed = 11
 
 
 def write_protocol(tmp: Path, svc: FakeRagService, **kw: Any) -> Path:
-    path = tmp / "protocol.toml"
-    path.write_text(protocol_text(svc, **kw), encoding="utf-8")
-    return path
+    return save_protocol(tmp, protocol_text(svc, **kw))
+
+# ---- the testbed protocol ([system] kind = "testbed" over a small built corpus) ----
+
+TOPICS = ["river", "stone", "cloud", "maple", "harbor", "lantern"]
+
+
+def write_testbed_world(tmp: Path) -> Path:
+    docs = [{"id": f"d{i:02d}", "url": f"https://example.org/{i}",
+             "text": f"{TOPICS[i % 6]} facts number {i} about the {TOPICS[(i * 5) % 6]}"}
+            for i in range(24)]
+    (tmp / "docs.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    corpus = tmp / "corpus"
+    build_corpus([CorpusInput(tmp / "docs.jsonl", "generic")], corpus, shards=3, seed=0)
+    with open(tmp / "questions.jsonl", "w", encoding="utf-8") as f, \
+            open(tmp / "gold.jsonl", "w", encoding="utf-8") as g:
+        for i, topic in enumerate(TOPICS):
+            f.write(json.dumps({"id": f"q{i}", "question": f"what about the {topic}?"}) + "\n")
+            g.write(json.dumps({"question_id": f"q{i}", "answers": [f"ans-{i % 3}-0"]}) + "\n")
+    return corpus
+
+
+def write_testbed_protocol(tmp: Path, corpus: Path, generator: str, *, top_k: int = 2,
+                   states: str = "n0 = 0, n1 = 1, n3 = 3", size: int = 6,
+                   run_timeout_s: float = 2.0) -> Path:
+    """A testbed protocol over ``corpus``; ``generator`` is the body of [generator]."""
+    order = json.dumps([s.split("=")[0].strip() for s in states.split(",")])
+    text = f"""
+name = "testbed"
+[states]
+order = {order}
+old = "n1"
+new = "n3"
+[design]
+repeats = 2
+seed = 7
+[cohort]
+source = "jsonl"
+path = "questions.jsonl"
+size = {size}
+seed = 3
+[gold]
+path = "gold.jsonl"
+format = "jsonl"
+benchmark = "nq"
+[system]
+kind = "testbed"
+[testbed]
+corpus = "{corpus}"
+states = {{ {states} }}
+top_k = {top_k}
+[generator]
+{generator}
+[judge]
+kind = "none"
+[gate]
+profile = "exact-only"
+[bootstrap]
+draws = 200
+seed = 11
+[run]
+concurrency = 4
+timeout_s = {run_timeout_s}
+max_attempts = 8
+backoff_base_s = 0.0
+backoff_max_s = 0.0
+"""
+    return save_protocol(tmp, text)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.cli_process import cli_popen
+from tests.helpers.cli import cli_popen
 
 REPO = Path(__file__).resolve().parents[2]
 

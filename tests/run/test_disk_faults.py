@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli_errors import snapaudit
-from tests.fakes.cli_process import run_cli, wait_for_new_attempt
 from tests.fakes.rag_service import FakeRagService
+from tests.helpers.cli import run_cli, snapaudit, wait_for_new_attempt
 from tests.helpers.protocol import write_protocol, write_world
 
 FREE_AND_RERUN = "free space and re-run"
@@ -58,6 +57,7 @@ def _run(proto: Path, run_dir: Path, cwd: Path) -> subprocess.CompletedProcess[s
                      cwd=cwd)
 
 
+@pytest.mark.slow
 def test_a_full_disk_while_the_run_begins_is_exit_2_then_the_run_resumes(
         tmp_path: Path) -> None:
     write_world(tmp_path, n=4)
@@ -81,6 +81,7 @@ def test_a_full_disk_while_the_run_begins_is_exit_2_then_the_run_resumes(
         assert not (disk / "run-0").exists()  # the fullest disk failed (and was cleaned up)
 
 
+@pytest.mark.slow
 def test_every_command_on_a_finished_run_with_a_full_disk_is_clear(tmp_path: Path) -> None:
     write_world(tmp_path, n=4)
     with FakeRagService() as svc, tmpfs(tmp_path / "disk", "2m") as disk:
@@ -107,6 +108,7 @@ def test_every_command_on_a_finished_run_with_a_full_disk_is_clear(tmp_path: Pat
         assert snapaudit("report", str(run_dir), cwd=tmp_path).returncode == 0
 
 
+@pytest.mark.slow
 def test_run_on_a_read_only_finished_run_prints_its_summary(tmp_path: Path) -> None:
     write_world(tmp_path, n=4)
     with FakeRagService() as svc, tmpfs(tmp_path / "disk", "2m") as disk:
@@ -130,6 +132,7 @@ def test_run_on_a_read_only_finished_run_prints_its_summary(tmp_path: Path) -> N
         assert {p.name: p.read_bytes() for p in run_dir.iterdir() if p.is_file()} == before
 
 
+@pytest.mark.slow
 def test_a_disk_that_fills_during_the_run_is_exit_2_and_the_run_resumes(
         tmp_path: Path) -> None:
     write_world(tmp_path, n=6)

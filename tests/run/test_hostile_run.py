@@ -9,17 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from snapaudit.cli import main
 from tests.fakes.hostile_service import SECRET, SECRET_ENV, HostileService
+from tests.helpers.cli import exit_code
 from tests.helpers.protocol import write_protocol, write_world
-
-
-def _exit(argv: list[str]) -> int:
-    try:
-        main(argv)
-    except SystemExit as exc:
-        return int(exc.code) if exc.code is not None else 0
-    return 0
 
 
 def _auth(svc: HostileService) -> str:
@@ -44,11 +36,11 @@ def test_echoed_key_and_escapes_stay_out_of_every_record(
         proto = write_protocol(tmp_path, svc, extra=_auth(svc),
                                run={"max_response_bytes": 1 << 20, "timeout_s": 5.0})
         run = tmp_path / "run"
-        assert _exit(["run", str(proto), "--run-dir", str(run)]) == 0
-    assert _exit(["status", str(run)]) == 0
-    assert _exit(["report", str(run)]) == 0
-    assert _exit(["export", str(run), "--out", str(tmp_path / "artifact")]) == 0
-    assert _exit(["verify", str(tmp_path / "artifact")]) == 0
+        assert exit_code(["run", str(proto), "--run-dir", str(run)]) == 0
+    assert exit_code(["status", str(run)]) == 0
+    assert exit_code(["report", str(run)]) == 0
+    assert exit_code(["export", str(run), "--out", str(tmp_path / "artifact")]) == 0
+    assert exit_code(["verify", str(tmp_path / "artifact")]) == 0
     out = capsys.readouterr()
     assert SECRET not in out.out + out.err
     errors = _errors(run)
@@ -74,7 +66,7 @@ def test_401_echoing_the_key_is_one_clean_line(tmp_path: Path, monkeypatch: pyte
     with HostileService(fault_share=1.0, faults_per_key=99, fault_kinds=("echo_401",)) as svc:
         proto = write_protocol(tmp_path, svc, extra=_auth(svc))
         run = tmp_path / "run"
-        assert _exit(["run", str(proto), "--run-dir", str(run)]) == 2
+        assert exit_code(["run", str(proto), "--run-dir", str(run)]) == 2
     err = capsys.readouterr().err
     assert "HTTP 401" in err and "[REDACTED]" in err
     assert SECRET not in err and "\x1b" not in err and "Traceback" not in err

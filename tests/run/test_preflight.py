@@ -16,17 +16,17 @@ from snapaudit.run.judge_audit_run import judge_audit
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.rag_service import FakeRagService
 from tests.helpers.protocol import write_protocol as write_http_protocol
+from tests.helpers.protocol import write_testbed_protocol, write_testbed_world
 from tests.helpers.protocol import write_world as write_http_world
-from tests.testbed.generate.helpers import write_protocol, write_world
 
 KEY_ENV = "SNAPAUDIT_TEST_PREFLIGHT_KEY"
 
 
 def _testbed(tmp: Path, srv: FakeLLMServer) -> Path:
-    corpus = write_world(tmp)
+    corpus = write_testbed_world(tmp)
     generator = (f'backend = "openai"\nmodel = "fake-model"\nbase_url = "{srv.openai_base_url}"\n'
                  f'api_key_env = "{KEY_ENV}"\ntimeout_s = 1.0')
-    proto = write_protocol(tmp, corpus, generator, states="n0 = 0, n1 = 1", size=3)
+    proto = write_testbed_protocol(tmp, corpus, generator, states="n0 = 0, n1 = 1", size=3)
     proto.write_text(proto.read_text().replace(
         'old = "n1"\nnew = "n3"', 'old = "n0"\nnew = "n1"').replace(
         '[judge]\nkind = "none"', '[judge]\nkind = "rule"\nname = "rule"'))

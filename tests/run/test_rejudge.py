@@ -8,17 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from snapaudit.cli import main
+from tests.helpers.cli import exit_code
 from tests.helpers.ledger_view import query
 from tests.helpers.protocol import write_protocol, write_world
-
-
-def _exit(argv: list[str]) -> int:
-    try:
-        main(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
 
 
 def test_rejudge_makes_no_call_and_its_artifact_verifies(
@@ -30,11 +22,11 @@ def test_rejudge_makes_no_call_and_its_artifact_verifies(
     parent, child = tmp_path / "parent", tmp_path / "child"
     with FakeRagService() as svc:
         proto = write_protocol(tmp_path, svc, size=12)
-        assert _exit(["run", str(proto), "--run-dir", str(parent), "--progress", "silent"]) == 0
+        assert exit_code(["run", str(proto), "--run-dir", str(parent), "--progress", "silent"]) == 0
         # from now on the service fails every request it gets
         svc.fault_share, svc.faults_per_key, svc.fault_kinds = 1.0, 10**6, ("500",)
         hits = sum(svc.hits.values())
-        assert _exit(["rejudge", str(parent), "--judge", str(tmp_path / "judge.toml"),
+        assert exit_code(["rejudge", str(parent), "--judge", str(tmp_path / "judge.toml"),
                       "--out", str(child), "--progress", "silent"]) == 0
         assert sum(svc.hits.values()) == hits  # zero system calls
     resolved = tomllib.loads((child / "protocol.resolved.toml").read_text())
@@ -55,8 +47,8 @@ def test_rejudge_makes_no_call_and_its_artifact_verifies(
                  "SELECT COUNT(*) FROM attempts WHERE stage='answer' AND outcome!='accepted'"
                  ) == [(0,)]
     capsys.readouterr()
-    assert _exit(["export", str(child), "--out", str(tmp_path / "art")]) == 0
-    assert _exit(["verify", str(tmp_path / "art")]) == 0
+    assert exit_code(["export", str(child), "--out", str(tmp_path / "art")]) == 0
+    assert exit_code(["verify", str(tmp_path / "art")]) == 0
     out = capsys.readouterr().out
     assert f"lineage: re-judged from run {parent.resolve()}" in out
     assert "claims reproduce" in out
@@ -70,7 +62,7 @@ def test_rejudge_refuses_a_run_without_an_answer_lock_and_a_changed_parent(
     (tmp_path / "judge.toml").write_text('[judge]\nkind = "rule"\n')
     with FakeRagService() as svc:
         proto = write_protocol(tmp_path, svc, size=6)
-        assert _exit(["run", str(proto), "--run-dir", str(tmp_path / "p"),
+        assert exit_code(["run", str(proto), "--run-dir", str(tmp_path / "p"),
                       "--progress", "silent"]) == 0
     db = tmp_path / "p" / "ledger.sqlite"
     import sqlite3
@@ -81,7 +73,7 @@ def test_rejudge_refuses_a_run_without_an_answer_lock_and_a_changed_parent(
                      "WHERE stage='answer' AND rowid = (SELECT MIN(rowid) FROM cells "
                      "WHERE stage='answer')")
     capsys.readouterr()
-    assert _exit(["rejudge", str(tmp_path / "p"), "--judge", str(tmp_path / "judge.toml"),
+    assert exit_code(["rejudge", str(tmp_path / "p"), "--judge", str(tmp_path / "judge.toml"),
                   "--out", str(tmp_path / "c"), "--progress", "silent"]) == 2
     err = capsys.readouterr().err
     assert "error:" in err and "answer" in err, err

@@ -15,29 +15,17 @@ import pytest
 
 from snapaudit.progress import SilentProgress
 from snapaudit.run.engine import run_protocol_file
-from tests.cli.test_cli_errors import snapaudit
-from tests.fakes.cli_process import REPO, run_cli, wait_for_new_attempt
 from tests.fakes.rag_service import FakeRagService
+from tests.helpers.cli import REPO, rows, run_cli, snapaudit, wait_for_new_attempt
 from tests.helpers.protocol import write_protocol, write_world
 
 BEGAN = ("cohort.json", "protocol.resolved.toml")
 
 
-def _accepted(db: Path) -> int:
-    try:
-        con = sqlite3.connect(db)
-        try:
-            return int(con.execute("SELECT COUNT(*) FROM cells").fetchone()[0])
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return 0
-
-
 def _kill_after_cells(proto: Path, run_dir: Path, cells: int) -> None:
     proc = run_cli(proto, run_dir)
     deadline = time.monotonic() + 60
-    while _accepted(run_dir / "ledger.sqlite") < cells and time.monotonic() < deadline:
+    while rows(run_dir / "ledger.sqlite", "cells") < cells and time.monotonic() < deadline:
         assert proc.poll() is None, "the run ended before it was killed"
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
@@ -51,6 +39,7 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
             if p.is_file() and p.name != ".lock"}
 
 
+@pytest.mark.slow
 def test_a_ledger_that_lost_its_wal_is_an_integrity_error_never_a_fresh_run(
         tmp_path: Path) -> None:
     write_world(tmp_path, n=6)
@@ -81,13 +70,14 @@ def test_a_ledger_that_lost_its_wal_is_an_integrity_error_never_a_fresh_run(
         assert svc.hits  # the service was asked only by the crashed run
         asked = sum(svc.hits.values())
         # the crashed folder itself (its -wal kept) resumes and keeps its cells
-        kept = _accepted(crashed / "ledger.sqlite")
+        kept = rows(crashed / "ledger.sqlite", "cells")
         done = snapaudit("run", str(proto), "--run-dir", str(crashed), "--progress", "silent",
                          cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         assert sum(svc.hits.values()) - asked <= 6 * 2 * 2 - kept + 1
 
 
+@pytest.mark.slow
 def test_a_second_run_on_a_busy_folder_is_refused_and_a_stale_lock_taken_over(
         tmp_path: Path) -> None:
     write_world(tmp_path, n=4)

@@ -17,8 +17,8 @@ import pytest
 
 from snapaudit.progress import SilentProgress
 from snapaudit.run.engine import run_protocol_file
-from tests.fakes.cli_process import run_cli, wait_for_new_attempt
 from tests.fakes.rag_service import FakeRagService
+from tests.helpers.cli import run_cli, wait_for_new_attempt
 from tests.helpers.ledger_view import accepted, analysis, query
 from tests.helpers.protocol import write_protocol, write_world
 

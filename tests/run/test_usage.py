@@ -15,19 +15,18 @@ from snapaudit.run.usage import usage_summary
 from snapaudit.testbed.generate.config import GeneratorConfig, generator_config
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.rag_service import FakeRagService
-from tests.helpers.protocol import protocol_text
-from tests.testbed.generate.helpers import write_protocol, write_world
+from tests.helpers.protocol import protocol_text, write_testbed_protocol, write_testbed_world
 
 PRICING = '\n[run.pricing."fake-model"]\ninput_per_mtok = 1.0\noutput_per_mtok = 4.0\n'
 
 
 def test_results_record_tokens_and_cost_per_stage(tmp_path: Path) -> None:
-    corpus = write_world(tmp_path)
+    corpus = write_testbed_world(tmp_path)
     with FakeLLMServer(usage=(12, 5)) as srv:
         srv.inject("500")  # one failed call: an attempt without usage
         generator = (f'backend = "openai"\nmodel = "fake-model"\n'
                      f'base_url = "{srv.openai_base_url}"')
-        proto = write_protocol(tmp_path, corpus, generator)
+        proto = write_testbed_protocol(tmp_path, corpus, generator)
         proto.write_text(proto.read_text(encoding="utf-8") + PRICING, encoding="utf-8")
         outcome = run_protocol_file(proto, tmp_path / "run", [], SilentProgress())
     usage = json.loads((tmp_path / "run" / "results.json").read_text())["usage"]

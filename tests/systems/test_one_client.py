@@ -36,7 +36,7 @@ from snapaudit.testbed.retrieval.http import HttpRetriever
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.loopback import LoopbackServer
 from tests.helpers.ledger_view import query
-from tests.testbed.generate.helpers import write_protocol, write_world
+from tests.helpers.protocol import write_testbed_protocol, write_testbed_world
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "snapaudit"
 DELAY_S = 1.0
@@ -229,9 +229,9 @@ def test_the_docs_list_every_reason() -> None:
 
 def test_a_testbed_run_retrieves_from_a_hosted_service_through_the_one_client(
         server: StatusServer, tmp_path: Path) -> None:
-    corpus = write_world(tmp_path)
+    corpus = write_testbed_world(tmp_path)
     with FakeLLMServer(responder=lambda call: '{"answer": "x"}') as llm:
-        proto = write_protocol(tmp_path, corpus, f'backend = "openai"\nmodel = "m"\n'
+        proto = write_testbed_protocol(tmp_path, corpus, f'backend = "openai"\nmodel = "m"\n'
                                f'base_url = "{llm.openai_base_url}"')
         with proto.open("a", encoding="utf-8") as f:
             f.write(f'[testbed.retriever]\nkind = "http"\nurl = "{server.url("/search")}"\n'

@@ -4,12 +4,10 @@ callable, resume after SIGKILL, the code bound into the spec, and ``snapaudit.au
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,8 +17,9 @@ import pytest
 import snapaudit
 from snapaudit.errors import ConfigError, SnapauditError, TransportInvalid
 from snapaudit.systems.python import code_identity, load_target, to_outcome
+from tests.helpers.cli import run_cli
 from tests.helpers.ledger_view import accepted, query
-from tests.helpers.protocol import write_world
+from tests.helpers.protocol import save_protocol, write_world
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "python_system"
@@ -58,9 +57,7 @@ max_attempts = {max_attempts}
 backoff_base_s = 0.0
 backoff_max_s = 0.0
 """
-    path = tmp / "protocol.toml"
-    path.write_text(text, encoding="utf-8")
-    return path
+    return save_protocol(tmp, text)
 
 
 def test_example_pipeline_end_to_end_with_the_python_api(tmp_path: Path) -> None:
@@ -145,14 +142,10 @@ def test_the_target_source_is_bound_into_the_spec(tmp_path: Path) -> None:
 
 
 def _cli(proto: Path, run_dir: Path, *sets: str) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    args = [a for s in sets for a in ("--set", s)]
-    return subprocess.Popen(
-        [sys.executable, "-c", "from snapaudit.cli import main; main()", "run", str(proto),
-         "--run-dir", str(run_dir), "--progress", "silent", *args],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    return run_cli(proto, run_dir, *[a for s in sets for a in ("--set", s)])
 
 
+@pytest.mark.slow
 def test_example_resumes_after_sigkill(tmp_path: Path) -> None:
     example = tmp_path / "example"
     shutil.copytree(EXAMPLE, example)

@@ -14,7 +14,7 @@ from snapaudit.progress import SilentProgress
 from snapaudit.run.engine import run_protocol_file
 from tests.fakes.llm_server import FakeLLMServer, LLMCall
 from tests.helpers.ledger_view import accepted, query
-from tests.testbed.generate.helpers import write_protocol, write_world
+from tests.helpers.protocol import write_testbed_protocol, write_testbed_world
 
 KEY_ENV = "SNAPAUDIT_TEST_LLM_KEY"
 SECRET = "sk-test-0123456789-do-not-leak"
@@ -43,7 +43,7 @@ EXPECTED = {
 def test_testbed_run_survives_faults_and_never_persists_the_key(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str) -> None:
     monkeypatch.setenv(KEY_ENV, SECRET)
-    corpus = write_world(tmp_path)
+    corpus = write_testbed_world(tmp_path)
     faults = ("429", "500", "timeout", "drop", "malformed_json", "bad_shape",
               "schema_violation", "oversized", "empty_answer", "not_json")
     with FakeLLMServer(responder=responder, api_key=SECRET, retry_after="0", hang_s=1.5) as srv:
@@ -51,7 +51,7 @@ def test_testbed_run_survives_faults_and_never_persists_the_key(
         base = srv.openai_base_url if backend == "openai" else srv.anthropic_base_url
         generator = (f'backend = "{backend}"\nmodel = "fake-model"\nbase_url = "{base}"\n'
                      f'api_key_env = "{KEY_ENV}"\ntimeout_s = 0.5')
-        proto = write_protocol(tmp_path, corpus, generator)
+        proto = write_testbed_protocol(tmp_path, corpus, generator)
         run_protocol_file(proto, tmp_path / "run", [], SilentProgress())
         calls = list(srv.calls)
     db = tmp_path / "run" / "ledger.sqlite"
@@ -80,9 +80,9 @@ def test_testbed_run_survives_faults_and_never_persists_the_key(
 @pytest.mark.local_llm
 def test_testbed_run_with_the_local_model_completes_and_resumes(
         tmp_path: Path, smollm2_path: Path) -> None:
-    corpus = write_world(tmp_path)
+    corpus = write_testbed_world(tmp_path)
     generator = f'backend = "local"\nmodel_path = "{smollm2_path}"\nmax_tokens = 48'
-    proto = write_protocol(tmp_path, corpus, generator, top_k=1, size=2,
+    proto = write_testbed_protocol(tmp_path, corpus, generator, top_k=1, size=2,
                            run_timeout_s=300.0)
     run_protocol_file(proto, tmp_path / "run", [], SilentProgress())
     db = tmp_path / "run" / "ledger.sqlite"

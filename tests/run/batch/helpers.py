@@ -16,7 +16,7 @@ from tests.fakes.batch_server import FakeBatchServer
 from tests.fakes.judge_server import _parse_user
 from tests.fakes.llm_server import FakeLLMServer, LLMCall
 from tests.helpers.ledger_view import query
-from tests.testbed.generate.helpers import write_protocol, write_world
+from tests.helpers.protocol import write_testbed_protocol, write_testbed_world
 
 REPO = Path(__file__).resolve().parents[3]
 CELLS = 6 * 3 * 2  # questions x states x repeats of tests.testbed.generate.helpers' world
@@ -44,8 +44,8 @@ def protocol(tmp: Path, server: FakeBatchServer | FakeLLMServer, backend: str,
     """The testbed world's protocol; ``judge``: an LLM judge on this backend."""
     corpus = tmp / "corpus"
     if not corpus.exists():
-        write_world(tmp)
-    path = write_protocol(tmp, corpus, f'backend = "{backend}"\nmodel = "fake-model"\n'
+        write_testbed_world(tmp)
+    path = write_testbed_protocol(tmp, corpus, f'backend = "{backend}"\nmodel = "fake-model"\n'
                           f'base_url = "{base_url(server, backend)}"')
     if judge is not None:
         text = path.read_text("utf-8").replace(

@@ -54,6 +54,7 @@ def _fail(doc_id: str) -> None:
     raise InputError(f"bad document {doc_id}")
 
 
+@pytest.mark.slow
 def test_a_ray_build_never_imports_ray_in_the_caller_and_leaves_no_ray_behind(
         tmp_path: Path) -> None:
     src = write_jsonl(tmp_path / "in.jsonl", generated_docs(150, seed=4))
@@ -70,6 +71,7 @@ def test_a_ray_build_never_imports_ray_in_the_caller_and_leaves_no_ray_behind(
     assert _tree(tmp_path / "ray") == _tree(tmp_path / "one")
 
 
+@pytest.mark.slow
 def test_tasks_wait_while_ingesting_and_errors_keep_their_type() -> None:
     with RayProcessEngine(2) as eng:
         eng.set_ingesting(True)  # 2 cores here: one task at a time beside the ingest

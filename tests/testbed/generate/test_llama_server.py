@@ -16,7 +16,7 @@ from snapaudit.testbed.generate.llama_server import LlamaServer, server_availabl
 from snapaudit.testbed.generate.openai import OpenAIGenerator, structured_output
 from snapaudit.testbed.prompt import ANSWER_SCHEMA, parse_bare_answer
 from tests.helpers.ledger_view import query
-from tests.testbed.generate.helpers import write_protocol, write_world
+from tests.helpers.protocol import write_testbed_protocol, write_testbed_world
 
 SCHEMA = {"type": "object"}
 
@@ -52,12 +52,12 @@ def test_testbed_audit_through_llama_cpp_server_to_a_finished_report(
     problem = server_available()
     if problem:
         pytest.skip(problem)
-    corpus = write_world(tmp_path)
+    corpus = write_testbed_world(tmp_path)
     with LlamaServer(smollm2_path) as server:
         generator = (f'backend = "openai"\nmodel = "smollm2"\nbase_url = "{server.base_url}"\n'
                      'response_format = "json_object_schema"\ntemperature = 0.0\n'
                      "max_tokens = 48\ntimeout_s = 120.0")
-        proto = write_protocol(tmp_path, corpus, generator, top_k=1, size=3,
+        proto = write_testbed_protocol(tmp_path, corpus, generator, top_k=1, size=3,
                                states="n1 = 1, n3 = 3", run_timeout_s=120.0)
         out = run_protocol_file(proto, tmp_path / "run", [], SilentProgress())
     db = tmp_path / "run" / "ledger.sqlite"

@@ -11,34 +11,24 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.cli_process import run_cli
-from tests.testbed.generate.helpers import write_protocol, write_world
+from tests.helpers.cli import rows, run_cli
+from tests.helpers.protocol import write_testbed_protocol, write_testbed_world
 
 REPO = Path(__file__).resolve().parents[3]
-
-
-def _cells(db: Path) -> int:
-    try:
-        con = sqlite3.connect(db)
-        try:
-            return int(con.execute("SELECT COUNT(*) FROM cells").fetchone()[0])
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return 0
 
 
 @pytest.mark.slow
 @pytest.mark.local_llm
 def test_sigint_during_a_local_call_exits_130(tmp_path: Path, smollm2_path: Path) -> None:
-    corpus = write_world(tmp_path)
+    corpus = write_testbed_world(tmp_path)
     generator = (f'backend = "local"\nmodel_path = "{smollm2_path}"\nmax_tokens = 512\n'
                  "temperature = 0.8")
-    proto = write_protocol(tmp_path, corpus, generator, top_k=1, size=6, run_timeout_s=600.0)
+    proto = write_testbed_protocol(tmp_path, corpus, generator, top_k=1, size=6,
+                                   run_timeout_s=600.0)
     db = tmp_path / "run" / "ledger.sqlite"
     proc = run_cli(proto, tmp_path / "run")
     deadline = time.monotonic() + 300
-    while proc.poll() is None and _cells(db) == 0 and time.monotonic() < deadline:
+    while proc.poll() is None and rows(db, "cells") == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(0.3)  # the next call is in flight
     assert proc.poll() is None, "the run ended before the SIGINT"

@@ -88,6 +88,7 @@ def test_cli_search_json_and_queries_file(sharded: Path, tmp_path: Path,
     assert "outside 0..7" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_ray_servers_and_ray_build_are_exact(make_corpus, sharded: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     pytest.importorskip("ray", reason="the Ray engine needs the `ray` extra "
                                       "(pip install 'snapaudit[ray]')")
