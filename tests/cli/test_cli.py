@@ -4,28 +4,15 @@ from __future__ import annotations
 
 import json
 import socket
-from itertools import combinations
 from pathlib import Path
 
 import pytest
 
 from snapaudit.cli import main
 from snapaudit.run.protocol import load_protocol
-from tests.fakes.rag_service import FakeRagService, planted_answer
+from tests.fakes.rag_service import FakeRagService
 from tests.helpers.cli import exit_code
-from tests.helpers.protocol import write_protocol, write_world
-
-
-def write_labels(path: Path, n: int, states: tuple[str, ...] = ("old", "new")) -> None:
-    """Pair labels that call two answers the same exactly when the planted texts match."""
-    refs = [(s, r) for s in states for r in (1, 2)]
-    with open(path, "w", encoding="utf-8") as f:
-        for i in range(n):
-            qid = f"q{i:03d}"
-            for a, b in combinations(refs, 2):
-                same = planted_answer(qid, *a) == planted_answer(qid, *b)
-                f.write(json.dumps({"question_id": qid, "a": {"state": a[0], "repeat": a[1]},
-                                    "b": {"state": b[0], "repeat": b[1]}, "same": same}) + "\n")
+from tests.helpers.protocol import write_labels, write_protocol, write_world
 
 
 @pytest.mark.parametrize("kind", ["http", "testbed"])

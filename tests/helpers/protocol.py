@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from itertools import combinations
 from pathlib import Path
 from typing import Any, Protocol
 
 from snapaudit.testbed.corpus.build import CorpusInput, build_corpus
-from tests.fakes.rag_service import FakeRagService
+from tests.fakes.rag_service import FakeRagService, planted_answer
 
 
 class _HttpStates(Protocol):
@@ -159,3 +160,15 @@ backoff_base_s = 0.0
 backoff_max_s = 0.0
 """
     return save_protocol(tmp, text)
+
+
+def write_labels(path: Path, n: int, states: tuple[str, ...] = ("old", "new")) -> None:
+    """Pair labels that call two answers the same exactly when the planted texts match."""
+    refs = [(s, r) for s in states for r in (1, 2)]
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(n):
+            qid = f"q{i:03d}"
+            for a, b in combinations(refs, 2):
+                same = planted_answer(qid, *a) == planted_answer(qid, *b)
+                f.write(json.dumps({"question_id": qid, "a": {"state": a[0], "repeat": a[1]},
+                                    "b": {"state": b[0], "repeat": b[1]}, "same": same}) + "\n")

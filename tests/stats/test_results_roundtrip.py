@@ -12,9 +12,8 @@ import snapaudit
 from snapaudit.cli import main
 from snapaudit.errors import InputError
 from snapaudit.stats.verdict import LABELS, MEANINGS, Verdict, exit_code
-from tests.cli.test_cli import write_labels
 from tests.fakes.rag_service import FakeRagService
-from tests.helpers.protocol import write_protocol, write_world
+from tests.helpers.protocol import write_labels, write_protocol, write_world
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
