@@ -51,20 +51,14 @@ def write_world(tmp: Path, n: int = 12) -> None:
                     + "\n")
 
 
-def protocol_text(svc: FakeRagService, *, size: int = 8, run: dict[str, Any] | None = None,
-                  judge: str = 'kind = "none"', extra: str = "") -> str:
-    knobs = {"concurrency": 4, "timeout_s": 0.5, "max_attempts": 6, "backoff_base_s": 0.0,
-             "backoff_max_s": 0.0, **(run or {})}
-    systems = http_systems(svc)
-    knob_lines = "\n".join(f"{k} = {json.dumps(v)}" for k, v in knobs.items())
-    if '"none"' in judge and "[gate]" not in extra:  # no judge: only the exact kernel
-        extra = '[gate]\nprofile = "exact-only"\n' + extra
+def protocol_head(name: str, order: Sequence[str], old: str, new: str, size: int) -> str:
+    """What every test protocol here shares: name, [states], [design], [cohort], [gold]."""
     return f"""
-name = "test-audit"
+name = "{name}"
 [states]
-order = {json.dumps(list(svc.states))}
-old = "{svc.states[0]}"
-new = "{svc.states[-1]}"
+order = {json.dumps(list(order))}
+old = "{old}"
+new = "{new}"
 [design]
 repeats = 2
 seed = 7
@@ -77,7 +71,19 @@ seed = 3
 path = "gold.jsonl"
 format = "jsonl"
 benchmark = "nq"
-[system]
+"""
+
+
+def protocol_text(svc: FakeRagService, *, size: int = 8, run: dict[str, Any] | None = None,
+                  judge: str = 'kind = "none"', extra: str = "") -> str:
+    knobs = {"concurrency": 4, "timeout_s": 0.5, "max_attempts": 6, "backoff_base_s": 0.0,
+             "backoff_max_s": 0.0, **(run or {})}
+    systems = http_systems(svc)
+    knob_lines = "\n".join(f"{k} = {json.dumps(v)}" for k, v in knobs.items())
+    if '"none"' in judge and "[gate]" not in extra:  # no judge: only the exact kernel
+        extra = '[gate]\nprofile = "exact-only"\n' + extra
+    head = protocol_head("test-audit", svc.states, svc.states[0], svc.states[-1], size)
+    return head + f"""[system]
 kind = "http"
 {systems}
 [judge]
@@ -93,6 +99,7 @@ seed = 11
 
 def write_protocol(tmp: Path, svc: FakeRagService, **kw: Any) -> Path:
     return save_protocol(tmp, protocol_text(svc, **kw))
+
 
 # ---- the testbed protocol ([system] kind = "testbed" over a small built corpus) ----
 
@@ -118,26 +125,8 @@ def write_testbed_protocol(tmp: Path, corpus: Path, generator: str, *, top_k: in
                    states: str = "n0 = 0, n1 = 1, n3 = 3", size: int = 6,
                    run_timeout_s: float = 2.0) -> Path:
     """A testbed protocol over ``corpus``; ``generator`` is the body of [generator]."""
-    order = json.dumps([s.split("=")[0].strip() for s in states.split(",")])
-    text = f"""
-name = "testbed"
-[states]
-order = {order}
-old = "n1"
-new = "n3"
-[design]
-repeats = 2
-seed = 7
-[cohort]
-source = "jsonl"
-path = "questions.jsonl"
-size = {size}
-seed = 3
-[gold]
-path = "gold.jsonl"
-format = "jsonl"
-benchmark = "nq"
-[system]
+    order = [s.split("=")[0].strip() for s in states.split(",")]
+    text = protocol_head("testbed", order, "n1", "n3", size) + f"""[system]
 kind = "testbed"
 [testbed]
 corpus = "{corpus}"
