@@ -12,7 +12,7 @@ from snapaudit.cli.judge_audit import command
 from snapaudit.errors import ConfigError
 from snapaudit.judge.spec import parse_judge_spec
 from snapaudit.tables import write_answers, write_labels
-from tests.run.test_judge_audit import _answers, _primary
+from tests.helpers.judging import grid_answers, grid_labels
 
 PROTOCOL = """
 name = "audit-test"
@@ -44,8 +44,8 @@ draws = 500
 def _run_dir(tmp_path: Path) -> Path:
     (tmp_path / "protocol.resolved.toml").write_text(PROTOCOL)
     (tmp_path / "tables").mkdir()
-    write_answers(tmp_path / "tables" / "answers.jsonl", _answers())
-    write_labels(tmp_path / "tables" / "labels.jsonl", _primary())
+    write_answers(tmp_path / "tables" / "answers.jsonl", grid_answers())
+    write_labels(tmp_path / "tables" / "labels.jsonl", grid_labels())
     return tmp_path
 
 

@@ -15,31 +15,10 @@ from snapaudit.run.ledger import Ledger
 from snapaudit.run.runner import RetryPolicy
 from snapaudit.run.stages.judge import labels_of_stage
 from snapaudit.run.stages.judge_audit import AuditPlan, audit_sample, run_judge_audit
-from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
 from snapaudit.testbed.generate.config import generator_config
 from snapaudit.testbed.generate.openai import OpenAIGenerator
 from tests.fakes.judge_server import FakeJudgeServer, first_word
-
-GRIDS = ([["Paris"] * 4] * 4 + [["Paris", "Paris", "Lyon", "Lyon"]] * 4
-         + [["Paris France", "Paris France", "Paris Texas", "Paris Texas"]] * 2)
-REFS = [AnswerRef("old", 1), AnswerRef("old", 2), AnswerRef("new", 1), AnswerRef("new", 2)]
-
-
-def _answers() -> list[AnswerRow]:
-    return [AnswerRow(f"q{i}", ref.state, ref.repeat, text, question="Which city?")
-            for i, texts in enumerate(GRIDS) for ref, text in zip(REFS, texts, strict=True)]
-
-
-def _primary() -> list[PairLabel]:
-    """The primary judge follows the planted partition: same iff the first word agrees."""
-    labels = []
-    for i, texts in enumerate(GRIDS):
-        for x in range(4):
-            for y in range(x + 1, 4):
-                a, b = sorted((REFS[x], REFS[y]))
-                same = first_word(texts[x]) == first_word(texts[y])
-                labels.append(PairLabel(f"q{i}", a, b, same, "primary"))
-    return labels
+from tests.helpers.judging import GRIDS, grid_answers, grid_labels
 
 
 def _audit(tmp_path: Path, judge: object, sample: int) -> tuple[object, Ledger]:
@@ -47,7 +26,7 @@ def _audit(tmp_path: Path, judge: object, sample: int) -> tuple[object, Ledger]:
     plan = AuditPlan(primary="primary", old="old", new="new", sample=sample, seed=3, draws=500)
     policy = RetryPolicy(concurrency=4, backoff_base_s=0.0, backoff_max_s=0.0)
     questions = {f"q{i}": "Which city?" for i in range(len(GRIDS))}
-    result = asyncio.run(run_judge_audit(ledger, _answers(), _primary(), questions, judge,  # type: ignore[arg-type]
+    result = asyncio.run(run_judge_audit(ledger, grid_answers(), grid_labels(), questions, judge,  # type: ignore[arg-type]
                                          plan, policy, choose_progress("silent")))
     return result, ledger
 
@@ -86,7 +65,7 @@ def test_malformed_second_judge_output_is_retried_and_recorded(tmp_path: Path) -
                 plan = AuditPlan("primary", "old", "new", sample=4, seed=3, draws=200)
                 policy = RetryPolicy(concurrency=1, backoff_base_s=0.0, backoff_max_s=0.0)
                 qs = {f"q{i}": "Which city?" for i in range(len(GRIDS))}
-                res = await run_judge_audit(ledger, _answers(), _primary(), qs, judge, plan,
+                res = await run_judge_audit(ledger, grid_answers(), grid_labels(), qs, judge, plan,
                                             policy, choose_progress("silent"))
             finally:
                 await judge.aclose()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import pytest
@@ -20,38 +19,10 @@ from snapaudit.run.stages.replicate import (
     replication_sample,
     run_replication,
 )
-from snapaudit.systems.base import Evidence
-from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
 from snapaudit.testbed.generate.config import generator_config
 from snapaudit.testbed.system import TestbedSystem
-from tests.fakes.llm_server import FakeLLMServer, LLMCall
-
-QIDS = ["q0", "q1", "q2", "q3"]
-STATES = ("old", "mid", "new")
-
-
-def responder(call: LLMCall) -> str:
-    """The second generator answers from the evidence: Paris if it mentions Paris."""
-    return json.dumps({"answer": "Paris" if "Paris" in call.user else "Lyon"})
-
-
-def _original() -> tuple[list[AnswerRow], list[PairLabel]]:
-    rows = [AnswerRow(q, s, r, "Lyon", question="Which city?")
-            for q in QIDS for s in STATES for r in (1, 2)]
-    refs = [AnswerRef(s, r) for s in STATES for r in (1, 2)]
-    labels = [PairLabel(q, a, b, True, "judge")
-              for q in QIDS for i, a in enumerate(refs) for b in refs[i + 1:]]
-    return rows, labels
-
-
-def _evidence() -> dict[tuple[str, str], Evidence | None]:
-    """New-state evidence names Paris for q0 and q1 only."""
-    out: dict[tuple[str, str], Evidence | None] = {}
-    for q in QIDS:
-        out[(q, "old")] = Evidence(("d1",), "Lyon is a city.")
-        new_text = "Paris is a city." if q in ("q0", "q1") else "Lyon is a city."
-        out[(q, "new")] = Evidence(("d2",), new_text)
-    return out
+from tests.fakes.llm_server import FakeLLMServer
+from tests.helpers.judging import QIDS, locked_evidence, original_tables, responder
 
 
 def _no_sources(pass_no: int) -> object:
@@ -62,11 +33,11 @@ def _replicate(tmp_path: Path, url: str) -> tuple[Replication, list[str]]:
     gen = generator_config(backend="openai", base_url=url, model="second", temperature=0.0)
     plan = ReplicationPlan("second", "old", "new", sample=4, seed=1, draws=500,
                            original_judge="judge", original_scope="all")
-    rows, labels = _original()
+    rows, labels = original_tables()
     policy = RetryPolicy(concurrency=2, backoff_base_s=0.0, backoff_max_s=0.0)
     with Ledger(tmp_path / "ledger.sqlite") as ledger:
         result = asyncio.run(run_replication(
-            ledger, rows, labels, {q: "Which city?" for q in QIDS}, _evidence(),
+            ledger, rows, labels, {q: "Which city?" for q in QIDS}, locked_evidence(),
             lambda s: TestbedSystem(s, gen, _no_sources),  # type: ignore[arg-type]
             RuleJudge(JudgeConfig(kind="rule", name="rule")), plan, policy,
             choose_progress("silent"), gold={q: ("Paris",) for q in QIDS}))

@@ -24,12 +24,11 @@ from snapaudit.run.usage import usage_summary
 from snapaudit.systems.config import PythonSystemConfig, RunConfig
 from snapaudit.systems.python import PythonSystem
 from snapaudit.testbed.generate.config import generator_config
-from tests.cli.test_replicate_cli import _run_dir
 from tests.fakes.judge_server import FakeJudgeServer, first_word
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.loopback import LoopbackServer
 from tests.fakes.world_service import engine_run
-from tests.run.test_replicate import QIDS, _evidence, _original
+from tests.helpers.judging import QIDS, locked_evidence, original_tables, replicate_dir
 
 LONG = "x" * 600  # over the testbed's 512 bytes
 
@@ -48,14 +47,14 @@ class ThreadJudge(LoopbackServer):
 def _replicate(tmp_path: Path, max_bytes: int) -> Ledger:
     plan = ReplicationPlan("long", "old", "new", sample=4, seed=1, draws=200,
                            max_bytes=max_bytes)
-    rows, labels = _original()
+    rows, labels = original_tables()
     config = PythonSystemConfig(target="tests.fakes.python_systems:async_answer",
                                 kwargs={"suffix": LONG})
     policy = RetryPolicy(concurrency=2, max_attempts=2, backoff_base_s=0.0, backoff_max_s=0.0)
     ledger = Ledger(tmp_path / "ledger.sqlite")
     try:
         asyncio.run(run_replication(
-            ledger, rows, labels, {q: "Which city?" for q in QIDS}, _evidence(),
+            ledger, rows, labels, {q: "Which city?" for q in QIDS}, locked_evidence(),
             lambda s: PythonSystem(s, config, RunConfig()),
             RuleJudge(JudgeConfig(kind="rule", name="rule")), plan, policy, SilentProgress()))
     except BaseException:
@@ -82,7 +81,7 @@ def test_replicate_refuses_answers_over_the_protocols_max_bytes(tmp_path: Path) 
 
 
 def test_replicate_reads_max_bytes_from_the_protocol(tmp_path: Path) -> None:
-    run_dir = _run_dir(tmp_path)
+    run_dir = replicate_dir(tmp_path)
     path = run_dir / "protocol.resolved.toml"
     path.write_text(path.read_text() + "[answers]\nmax_bytes = 4\n")  # under "Paris"
     with FakeLLMServer(responder=lambda call: json.dumps({"answer": "Paris"})) as server:
@@ -96,7 +95,7 @@ def test_replicate_reads_max_bytes_from_the_protocol(tmp_path: Path) -> None:
 
 
 def test_replicate_judge_tokens_reach_usage(tmp_path: Path) -> None:
-    run_dir = _run_dir(tmp_path)
+    run_dir = replicate_dir(tmp_path)
     with FakeLLMServer(responder=lambda call: json.dumps({"answer": "Paris"})) as server, \
             ThreadJudge() as judge_server:
         gen = generator_config(backend="openai", base_url=server.openai_base_url, model="m")
