@@ -120,7 +120,7 @@ def real_data(shared: Path) -> None:
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tests.retrieval.test_real_data import _norm, cohort
+    from tests.testbed.retrieval.test_real_data import _norm, cohort
 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "nq"

@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.generate.helpers import write_protocol, write_world
+from tests.helpers.protocol import write_testbed_protocol, write_testbed_world
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -49,10 +49,10 @@ def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     max_tokens = int(os.environ.get("MAX_TOKENS", "512"))
     tmp = Path(tempfile.mkdtemp(prefix="sigint-local-"))
-    corpus = write_world(tmp)
+    corpus = write_testbed_world(tmp)
     generator = (f'backend = "local"\nmax_tokens = {max_tokens}\nresponse_format = "json_schema"\n'
                  "temperature = 0.8")
-    proto = write_protocol(tmp, corpus, generator, top_k=1, size=6, run_timeout_s=600.0)
+    proto = write_testbed_protocol(tmp, corpus, generator, top_k=1, size=6, run_timeout_s=600.0)
     run, db = tmp / "run", tmp / "run" / "ledger.sqlite"
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     exits: list[float] = []

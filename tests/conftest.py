@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from tests.fakes.hostile_service import SECRET
 
 REPO = Path(__file__).resolve().parents[1]

@@ -28,6 +28,7 @@ def test_ruff_clean() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_mypy_clean() -> None:
     proc = subprocess.run(
         [_tool("mypy")], cwd=REPO, capture_output=True, text=True,

@@ -11,21 +11,13 @@ from pathlib import Path
 import pytest
 
 from snapaudit.artifact.export import export_artifact
-from snapaudit.cli import main
 from snapaudit.hashing import sha256_file
+from tests.helpers.cli import exit_code
 
 
 @pytest.fixture(scope="module")
 def artifact(finished_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return export_artifact(finished_run, tmp_path_factory.mktemp("hostile-art") / "artifact")
-
-
-def _exit(argv: list[str]) -> int:
-    try:
-        main(argv)
-    except SystemExit as exc:
-        return int(exc.code) if exc.code is not None else 0
-    return 0
 
 
 def _manifest(root: Path) -> dict[str, object]:
@@ -62,7 +54,7 @@ def _setup(artifact: Path, tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _verify(root: Path, capsys: pytest.CaptureFixture[str]) -> str:
-    code = _exit(["verify", str(root)])
+    code = exit_code(["verify", str(root)])
     err = capsys.readouterr().err
     assert code == 3, err
     assert "Traceback" not in err

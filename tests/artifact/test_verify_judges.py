@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from tests.fakes.loopback import LoopbackServer
-from tests.judge.judge_server import FakeJudgeServer
 
 from snapaudit.artifact.export import export_artifact
 from snapaudit.artifact.verify import verify_artifact
@@ -19,6 +17,8 @@ from snapaudit.judge.spec import parse_judge_spec
 from snapaudit.progress import SilentProgress
 from snapaudit.run.after.judge_audit_run import judge_audit
 from snapaudit.tables import read_labels
+from tests.fakes.judge_server import FakeJudgeServer
+from tests.fakes.loopback import LoopbackServer
 
 
 class AllSameJudge(LoopbackServer):

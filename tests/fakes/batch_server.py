@@ -38,6 +38,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
+
 from tests.fakes.llm_server import LLMCall, _anthropic, _openai, default_responder
 from tests.fakes.loopback import LoopbackServer
 

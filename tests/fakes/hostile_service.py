@@ -16,6 +16,7 @@ import zlib
 from dataclasses import dataclass
 
 from aiohttp import web
+
 from tests.fakes.rag_service import FakeRagService
 
 # Distinctive and not shaped like a key, so only the configured-secret mask can catch it.

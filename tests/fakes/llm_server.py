@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
 from tests.fakes.loopback import LoopbackServer
 
 FAULTS = ("429", "500", "503", "401", "timeout", "drop", "malformed_json", "bad_shape",

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
 from tests.fakes.llm_server import LLMCall
 from tests.fakes.loopback import LoopbackServer
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
 from tests.fakes.loopback import LoopbackServer
 
 FAULTS = ("500", "429", "timeout", "drop", "malformed", "empty", "oversized")

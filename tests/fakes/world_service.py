@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aiohttp import web
-from tests.fakes.loopback import LoopbackServer
 
 from snapaudit.demo.files import write_world
 from snapaudit.demo.simulate import simulate_answers
@@ -19,6 +18,7 @@ from snapaudit.demo.world import World, build_world
 from snapaudit.progress import SilentProgress
 from snapaudit.run.engine import run_audit
 from snapaudit.run.record.protocol import load_protocol
+from tests.fakes.loopback import LoopbackServer
 
 STATES = ("n0", "n1", "n3", "n7")
 Served = dict[tuple[str, str, int], tuple[str, list[str] | None]]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from tests.judge.judge_server import FAULTS, FakeJudgeServer, first_word
 
 from snapaudit.errors import ConfigError, TransportInvalid
 from snapaudit.judge.config import JudgeConfig
@@ -15,6 +14,7 @@ from snapaudit.judge.prompt import SYSTEM
 from snapaudit.tables import AnswerRef
 from snapaudit.testbed.generate.config import generator_config
 from snapaudit.testbed.generate.openai import OpenAIGenerator
+from tests.fakes.judge_server import FAULTS, FakeJudgeServer, first_word
 
 TEXTS = ["Paris", "paris, France", "Lyon", "Paris.", "Lyon city", "Nice", "Nice", "Paris"]
 REFS = [AnswerRef(s, r) for s in ("old_x", "a_x", "b_x", "new_x") for r in (1, 2)]

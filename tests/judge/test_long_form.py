@@ -8,12 +8,12 @@ from itertools import combinations
 from pathlib import Path
 
 import pytest
-from tests.engine.helpers import write_world
-from tests.engine.ledger_view import query
+
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.longform_service import FactJudge, LongFormService
-
-from snapaudit.cli import main
+from tests.helpers.cli import exit_code
+from tests.helpers.ledger_view import query
+from tests.helpers.protocol import http_systems, save_protocol, write_world
 
 QUESTIONS = 20
 PLANTED = frozenset(f"q{i:03d}" for i in (1, 4, 7, 12, 18))
@@ -21,10 +21,7 @@ PLANTED = frozenset(f"q{i:03d}" for i in (1, 4, 7, 12, 18))
 
 def _protocol(tmp: Path, svc: LongFormService, judge_url: str,
               max_packet_tokens: int | None = 4000) -> Path:
-    systems = "\n".join(
-        f'[systems.{s}]\nurl = "{svc.url(s)}"\n'
-        'body_template = { question = "{question}", question_id = "{question_id}", '
-        'repeat = "{repeat}" }\n' for s in svc.states)
+    systems = http_systems(svc)
     budget = f"max_packet_tokens = {max_packet_tokens}" if max_packet_tokens else ""
     text = f"""
 name = "long-form"
@@ -68,17 +65,7 @@ max_attempts = 4
 backoff_base_s = 0.0
 backoff_max_s = 0.0
 """
-    path = tmp / "protocol.toml"
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def _exit(argv: list[str]) -> int:
-    try:
-        main(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
+    return save_protocol(tmp, text)
 
 
 def _d_from_verdicts(judge: FactJudge, svc: LongFormService) -> float:
@@ -116,7 +103,7 @@ def test_long_form_gate_fires_on_planted_changes_only(
     judge = FactJudge()
     with LongFormService(planted=planted) as svc, FakeLLMServer(responder=judge) as llm:
         proto = _protocol(tmp_path, svc, llm.openai_base_url)
-        got = _exit(["run", str(proto), "--run-dir", str(tmp_path / "run"), "--progress",
+        got = exit_code(["run", str(proto), "--run-dir", str(tmp_path / "run"), "--progress",
                      "silent", "--fail-on", "incompatible"])
         sizes = [len(t.encode()) for t in svc.sent]
         judge_calls = len(llm.calls)
@@ -146,7 +133,7 @@ def test_packets_split_under_the_budget_and_a_malformed_verdict_retries_one_pack
     with LongFormService(planted=PLANTED) as svc, FakeLLMServer(responder=judge) as llm:
         llm.inject("not_json")
         proto = _protocol(tmp_path, svc, llm.openai_base_url, max_packet_tokens=2500)
-        assert _exit(["run", str(proto), "--run-dir", str(tmp_path / "run"),
+        assert exit_code(["run", str(proto), "--run-dir", str(tmp_path / "run"),
                       "--progress", "silent"]) == 0
         judge_calls = len(llm.calls)
     db = tmp_path / "run" / "ledger.sqlite"
@@ -179,7 +166,7 @@ def test_judge_replicas_share_the_packets_and_each_attempt_names_its_replica(
         proto.write_text(proto.read_text(encoding="utf-8").replace(
             "[run]\n", f'[run]\nreplicas = [["{one.openai_base_url}", '
             f'"{two.openai_base_url}"]]\n'), encoding="utf-8")
-        assert _exit(["run", str(proto), "--run-dir", str(tmp_path / "run"),
+        assert exit_code(["run", str(proto), "--run-dir", str(tmp_path / "run"),
                       "--progress", "silent"]) == 0
         calls = (len(one.calls), len(two.calls))
     metas = [json.loads(m) for (m,) in query(

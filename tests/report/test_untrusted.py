@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from markdown_it import MarkdownIt
-from tests.report.conftest import make_run
 
 from snapaudit.report.build import write_report
 from snapaudit.report.untrusted import html, md, shown
 from snapaudit.tables import read_answers, write_answers
+from tests.report.conftest import make_run
 
 RLO = "\u202e"
 MARKDOWN = (

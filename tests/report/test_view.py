@@ -9,7 +9,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from tests.fakes.cli_process import cli_popen
+
+from tests.helpers.cli import cli_popen
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -114,7 +114,7 @@ def fisher_exact(a: int, b: int, c: int, d: int) -> tuple[float | None, float]:
     The probabilities are computed relative to the mode, by the ratio of neighbours
     P(x+1)/P(x) = (r1 - x)(c1 - x) / ((x + 1)(n - r1 - c1 + x + 1)) multiplied outwards, and
     normalized by their sum (as R's fisher.test): no big integers, and the p-values of the
-    exact binomial expressions to about 1e-13 relative (tests/analysis/test_overlap_fisher.py).
+    exact binomial expressions to about 1e-13 relative (tests/stats/test_overlap_fisher.py).
     Written out here because importing scipy.stats costs about a second."""
     row1, col1, total = a + b, a + c, a + b + c + d
     lo, hi = max(0, col1 - (total - row1)), min(row1, col1)

@@ -1,0 +1,86 @@
+"""The one CLI runner of the tests: ``snapaudit`` in this process with its exit code, the real
+entry point in a subprocess (what a user sees), or a child process the way a user's terminal
+starts it (for kill, Ctrl-C and resume tests).
+
+A shell that starts a job in the background (``cmd &`` without job control, as CI runners and
+agent shells do) sets SIGINT to "ignore" for it, and every child inherits that: Ctrl-C tests
+would then pass without any Ctrl-C reaching the command. :func:`cli_popen`'s child restores
+Python's own SIGINT handler before the CLI starts, as an interactive terminal leaves it.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from snapaudit.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+BOOT = ("import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from snapaudit.cli import main; main()")
+
+
+def exit_code(argv: list[str]) -> int:
+    """Run ``snapaudit ARGV`` in this process; its exit status (0 when it returns)."""
+    try:
+        main(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+def snapaudit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The real console entry point in a subprocess (what a user sees)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src") + os.pathsep + str(REPO)}
+    env.pop("SNAPAUDIT_TRACEBACK", None)
+    return subprocess.run([sys.executable, "-c", "from snapaudit.cli import main; main()",
+                           *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+
+
+def cli_popen(*args: str, **kwargs: Any) -> subprocess.Popen[Any]:
+    """``snapaudit ARGS`` in a child process with this checkout's sources first on the path."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), **kwargs.pop("env", {})}
+    return subprocess.Popen([sys.executable, "-c", BOOT, *args], env=env, **kwargs)
+
+
+def run_cli(proto: Path, run_dir: Path, *extra: str) -> subprocess.Popen[bytes]:
+    """``snapaudit run PROTO --run-dir RUN_DIR [EXTRA]`` with silent progress, stderr
+    captured."""
+    return cli_popen("run", str(proto), "--run-dir", str(run_dir), "--progress", "silent",
+                     *extra, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def rows(db: Path, table: str = "attempts") -> int:
+    """Rows of a ledger table so far (0 before the ledger or its schema exists)."""
+    if not db.exists():
+        return 0
+    try:
+        con = sqlite3.connect(db)
+        try:
+            return int(con.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+        finally:
+            con.close()
+    except sqlite3.Error:  # schema not created yet, or a write in progress
+        return 0
+
+
+def attempts(run_dir: Path) -> int:
+    """Attempts in the run's ledger so far (0 before the ledger or its schema exists)."""
+    return rows(run_dir / "ledger.sqlite")
+
+
+def wait_for_new_attempt(run_dir: Path, proc: subprocess.Popen[Any],
+                         timeout_s: float = 30.0) -> None:
+    """Return once this process has begun an attempt (or ended, or ``timeout_s`` passed)."""
+    before = attempts(run_dir)
+    deadline = time.monotonic() + timeout_s
+    while proc.poll() is None and time.monotonic() < deadline:
+        if attempts(run_dir) > before:
+            return
+        time.sleep(0.01)

@@ -1,0 +1,46 @@
+"""``snapaudit run --dry-run``: calls per stage, token estimates and cost, no call made."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from snapaudit.cli import cli
+from snapaudit.run.after.dryrun import plan
+from snapaudit.run.record.protocol import load_protocol
+from tests.fakes.rag_service import FakeRagService
+from tests.helpers.protocol import protocol_text, write_world
+
+JUDGE = '''kind = "llm"
+name = "j"
+[judge.generator]
+backend = "openai"
+model = "judge-model"
+base_url = "http://127.0.0.1:9/v1"'''
+PRICING = '''
+[run.pricing.judge-model]
+input_per_mtok = 0.0
+output_per_mtok = 1.0
+batch_discount = 0.5
+'''
+
+
+def test_dry_run_counts_calls_tokens_and_cost(tmp_path: Path) -> None:
+    write_world(tmp_path, n=12)
+    svc = FakeRagService()  # never started: a dry run calls nothing
+    path = tmp_path / "protocol.toml"
+    path.write_text(protocol_text(svc, size=8, judge=JUDGE) + PRICING, encoding="utf-8")
+    stages = {s.stage: s for s in plan(load_protocol(path), tmp_path)}
+    assert stages["answers"].calls == 8 * 2 * 2          # questions x states x repeats
+    judge = stages["judge"]
+    assert judge.calls == 8                              # one packet per question
+    assert judge.completion_tokens == 8 * (64 + 24 * 6)  # 4 answers: 6 pairs per packet
+    assert judge.prompt_tokens > 8 * 100                 # the rendered packets
+    assert judge.cost_usd == 8 * 208 / 1e6               # output tokens at 1 USD per million
+    assert judge.batch_cost_usd == 8 * 208 / 1e6 / 2
+    result = CliRunner().invoke(cli, ["run", str(path), "--run-dir", str(tmp_path / "r"),
+                                      "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "judge" in result.output and "0.0017" in result.output
+    assert not (tmp_path / "r").exists()                 # nothing written
