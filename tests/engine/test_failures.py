@@ -130,7 +130,15 @@ def test_fail_fast_needs_identical_errors_across_cells() -> None:
     # one cell failing the same way many times is not enough (fewer than 3 cells)
     assert all(log.record("q1|old|1", "http_500", "x") is None for _ in range(10))
     assert log.record("q2|old|1", "http_500", "x") is None
-    assert log.record("q3|old|1", "http_500", "x") == "http_500: x"
+    assert log.record("q2|old|1", "http_500", "x") is None  # its retry failed too
+    assert log.record("q3|old|1", "http_500", "x") is None  # a first attempt
+    assert log.record("q3|old|1", "http_500", "x") == "http_500: x"  # 3 cells' retries
+    first_only = FailureLog("answer")  # first attempts that fail, retries not yet seen
+    assert all(first_only.record(f"q{i}|old|1", "http_500", "x") is None for i in range(40))
+    changed = FailureLog("answer")  # a retry failing differently is not the same failure
+    for i in range(20):
+        assert changed.record(f"q{i}|old|1", "http_500", "x") is None
+    assert all(changed.record(f"q{i}|old|1", "http_500", "y") is None for i in range(2))
     other = FailureLog("answer")
     for i in range(20):  # alternating errors never build a run of identical ones
         assert other.record(f"q{i}|new|1", "http_500", str(i % 2)) is None
