@@ -7,14 +7,16 @@ different cells among them failed that way on a retry too (the same error on the
 first and a later attempt of this invocation), the stage stops with
 :class:`~snapaudit.errors.FailFastError` quoting that error, instead of spending
 ``max_attempts`` on every cell. A service whose first attempts fail but whose retries
-answer is therefore never stopped. Until the stage's first success, a cell backing off
-keeps its concurrency slot (:mod:`snapaudit.run.runner`), so the retries come before more
-cells are sent. Transient reasons (:data:`snapaudit.systems.failure.TRANSIENT`: timeouts,
-dropped connections, 408/425/429, 502/503/504/529, a Retry-After over the cap, an expired
-or cancelled batch request) never trigger it: a service that is briefly down is retried
-(and its endpoint's circuit breaker opens, :mod:`snapaudit.run.breaker`). Failures no
-retry can mend (HTTP 401, 403, 404 and other fatal 4xx) are not retried at all: the one
-HTTP client raises them at once (:mod:`snapaudit.systems.transport`). The reasons are the
+answer is therefore never stopped. A provider batch (:mod:`snapaudit.run.batch`, whose
+every round takes hours) stops after a first round failing that way, retries or not.
+Until the stage's first success, a cell backing off keeps its concurrency slot
+(:mod:`snapaudit.run.runner`), so the retries come before more cells are sent. Transient
+reasons (:data:`snapaudit.systems.failure.TRANSIENT`: timeouts, dropped connections,
+408/425/429, 502/503/504/529, a Retry-After over the cap, an expired or cancelled batch
+request) never trigger it: a service that is briefly down is retried (and its endpoint's
+circuit breaker opens, :mod:`snapaudit.run.breaker`). Failures no retry can mend (HTTP
+401, 403, 404 and every other fatal 4xx) are never retried: the one HTTP client raises
+them at once (:mod:`snapaudit.systems.transport`). The reasons are the
 :class:`~snapaudit.systems.failure.FailureReason` values.
 """
 
@@ -58,6 +60,9 @@ class FailureLog:
     reasons: Counter[str] = field(default_factory=Counter)
     last_error: dict[str, str] = field(default_factory=dict)
     accepted: int = 0
+    # True (the runner): stop only once retries failed too; False (a provider batch, whose
+    # every round takes hours): the identical failures of the first round suffice
+    after_retries: bool = False
     _same: tuple[str, str] | None = None
     _run: int = 0
     _cells: set[str] = field(default_factory=set)
@@ -83,7 +88,8 @@ class FailureLog:
             self._first[cell_key] = signature
         elif first == signature:
             self._retried.add(cell_key)
-        if self._run >= FAIL_FAST_FAILURES and len(self._retried) >= FAIL_FAST_CELLS:
+        cells = self._retried if self.after_retries else self._cells
+        if self._run >= FAIL_FAST_FAILURES and len(cells) >= FAIL_FAST_CELLS:
             return describe(reason, detail)
         return None
 

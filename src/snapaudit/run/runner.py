@@ -132,7 +132,8 @@ async def _run_cells(
     bucket = TokenBucket(policy.rate_limit_per_s)
     counts = {"attempts": 0, "invalid": 0, "accepted": 0}
     exhausted: list[str] = []
-    log = FailureLog(stage, accepted=len(tasks) - len(todo))  # fail fast before any success
+    # fail fast before any success, once retries failed too
+    log = FailureLog(stage, accepted=len(tasks) - len(todo), after_retries=True)
     breakers = Breakers(stage, policy.breaker)
 
     failed: list[BaseException] = []
