@@ -4,6 +4,7 @@ errors that name the URL (issue #30, items 6 and 7)."""
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 import threading
 import time
@@ -14,6 +15,7 @@ from tests.engine.helpers import write_protocol, write_world
 from tests.engine.ledger_view import query
 from tests.fakes.rag_service import FakeRagService
 
+from snapaudit.cli import main
 from snapaudit.errors import EndpointDownError, TransportInvalid
 from snapaudit.progress import SilentProgress
 from snapaudit.run.breaker import Breaker, BreakerPolicy
@@ -85,25 +87,26 @@ def test_an_outage_within_the_budget_finishes_without_a_rerun(tmp_path: Path) ->
 
 
 @pytest.mark.timeout(60)
-def test_an_outage_past_the_budget_names_the_endpoint_and_its_error(tmp_path: Path) -> None:
+def test_an_outage_past_the_budget_names_the_endpoint_and_its_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_world(tmp_path)
     svc = FakeRagService(latency_s=0.02).start()
-    url = svc.url("old")
+    base = f"http://127.0.0.1:{svc.port}/"
     proto = write_protocol(tmp_path, svc, run={
         "concurrency": CONCURRENCY, "breaker_backoff_s": 0.1, "breaker_max_wait_s": 0.5})
     outage = _outage(svc, after_hits=8, down_s=None)  # never back
     started = time.monotonic()
-    with pytest.raises(EndpointDownError) as info:
-        run_protocol_file(proto, tmp_path / "run", [], SilentProgress())
+    with pytest.raises(SystemExit) as exc:
+        main(["run", str(proto), "--run-dir", str(tmp_path / "run"), "--progress", "silent"])
     outage.join(10)
+    assert exc.value.code == 2
     assert time.monotonic() - started < 10
-    message = str(info.value)
-    assert info.value.endpoint in ("old", "new") and f"endpoint {info.value.endpoint}" in message
-    assert "breaker_max_wait_s = 0.5" in message
-    assert "connection" in message and "127.0.0.1" in message
+    err = capsys.readouterr().err
+    assert re.search(r"answer: endpoint (old|new) still failing after [\d.]+ s", err), err
+    assert "breaker_max_wait_s = 0.5" in err
+    assert f"last error: connection: connection refused by {base}" in err
     assert query(tmp_path / "run" / "ledger.sqlite",
                  "SELECT COUNT(*) FROM attempts WHERE outcome IS NULL") == [(0,)]
-    assert url.startswith("http://127.0.0.1:")
 
 
 def test_first_attempts_failing_with_500_are_retried_not_failed_fast(tmp_path: Path) -> None:
@@ -178,3 +181,33 @@ def test_a_non_transient_answer_resets_the_breaker() -> None:
         return one, breaker.open
 
     assert asyncio.run(scenario()) == (False, False)
+
+
+def test_a_spent_budget_stops_the_probe_and_every_waiting_cell() -> None:
+    async def scenario() -> tuple[str, list[BaseException | None], str]:
+        breaker = Breaker("answer", "new", BreakerPolicy(failures=1, backoff_s=0.02,
+                                                         max_wait_s=0.05))
+        breaker.failed("timeout", None, False, "timeout: no response within 1 s")
+        waiters = [asyncio.create_task(breaker.admit()) for _ in range(3)]
+        while True:  # probes until the budget is spent
+            await asyncio.sleep(0.01)
+            probing = [i for i, w in enumerate(waiters) if w.done()]
+            if probing:  # the probe was handed out (in turn); it fails, back in the queue
+                assert len(probing) == 1 and waiters[probing[0]].result() is True
+                waiters[probing[0]] = asyncio.create_task(breaker.admit())
+                try:
+                    breaker.failed("timeout", None, True, "timeout: no response within 1 s")
+                except EndpointDownError as exc:
+                    probe_error = str(exc)
+                    break
+        await asyncio.sleep(0)
+        errors = [w.exception() for w in waiters if w.done()]
+        with pytest.raises(EndpointDownError) as later:  # a cell that comes later
+            await breaker.admit()
+        return probe_error, errors, str(later.value)
+
+    probe_error, errors, later = asyncio.run(scenario())
+    assert probe_error.startswith("answer: endpoint new still failing after ")
+    assert "last error: timeout: no response within 1 s" in probe_error
+    assert len(errors) == 3 and all(isinstance(e, EndpointDownError) for e in errors)
+    assert later == probe_error

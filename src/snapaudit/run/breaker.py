@@ -13,7 +13,8 @@ probing cell's ``max_attempts`` (the outage budget bounds it instead), and the p
 to the cells in the order they began to wait. When the endpoint has been failing for
 ``max_wait_s`` since the breaker opened (the last probe is made at that moment) the stage
 stops with :class:`~snapaudit.errors.EndpointDownError` naming the endpoint and its last
-error. A success on the endpoint at any time closes its breaker.
+error (every cell waiting on that breaker stops with it, so none waits for ever). A
+success on the endpoint at any time closes its breaker.
 
 A healthy stage never opens a breaker and pays two attribute reads per attempt.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from snapaudit.errors import EndpointDownError
@@ -68,11 +70,14 @@ class Breaker:
         self._due = False  # the wait is over and no probe has been handed out
         self._waiters: deque[asyncio.Future[bool]] = deque()
         self._timer: asyncio.TimerHandle | None = None
+        self.down: Callable[[], EndpointDownError] | None = None  # the outage budget is spent
 
     async def admit(self) -> bool:
         """Wait while the breaker is open; True when the caller's attempt is the probe."""
         if not self.open:
             return False
+        if self.down is not None:
+            raise self.down()
         if self._due and not self.probing and not self._waiters:
             self._due, self.probing = False, True
             return True
@@ -102,14 +107,30 @@ class Breaker:
         now = loop.time()
         if probe:
             if now - self.since >= self.policy.max_wait_s:
-                raise EndpointDownError(self.stage, self.endpoint, now - self.since,
-                                        self.policy.max_wait_s, error)
+                self._give_up(now - self.since)
             self.wait_s = min(max(self.policy.backoff_max_s, self.policy.backoff_s),
                               self.wait_s * 2.0)
             self._schedule(loop, now, retry_after)
         elif not self.open and self.streak >= self.policy.failures:
             self.open, self.since, self.wait_s = True, now, self.policy.backoff_s
             self._schedule(loop, now, retry_after)
+
+    def _give_up(self, waited_s: float) -> None:
+        """Every waiting cell, and every cell that comes later, stops with the error too
+        (none may wait for a probe that never comes)."""
+        def error() -> EndpointDownError:
+            return EndpointDownError(self.stage, self.endpoint, waited_s,
+                                     self.policy.max_wait_s, self.last_error)
+
+        self.down = error
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        waiters, self._waiters = self._waiters, deque()
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_exception(error())
+        raise error()
 
     def _schedule(self, loop: asyncio.AbstractEventLoop, now: float,
                   retry_after: float | None) -> None:
