@@ -16,10 +16,12 @@ from tests.engine.ledger_view import query
 from tests.fakes.rag_service import FakeRagService
 
 from snapaudit.cli import main
-from snapaudit.errors import EndpointDownError, TransportInvalid
+from snapaudit.errors import BackendError, EndpointDownError, TransportInvalid
 from snapaudit.progress import SilentProgress
 from snapaudit.run.breaker import Breaker, BreakerPolicy
 from snapaudit.run.engine import run_protocol_file
+from snapaudit.run.ledger import Ledger
+from snapaudit.run.runner import CellResult, CellTask, RetryPolicy, run_cells
 from snapaudit.systems.transport import HttpClient
 
 CONCURRENCY = 4
@@ -211,3 +213,22 @@ def test_a_spent_budget_stops_the_probe_and_every_waiting_cell() -> None:
     assert "last error: timeout: no response within 1 s" in probe_error
     assert len(errors) == 3 and all(isinstance(e, EndpointDownError) for e in errors)
     assert later == probe_error
+
+
+def test_an_error_elsewhere_stops_cells_waiting_on_an_open_breaker(tmp_path: Path) -> None:
+    def make(key: str) -> CellTask:
+        async def call(attempt: int, seed: int) -> CellResult:
+            await asyncio.sleep(0.01)
+            if "|old|" in key:  # old is down
+                raise TransportInvalid("connection", detail="connection refused by old")
+            await asyncio.sleep(0.3)
+            raise BackendError("new refused the call (HTTP 401)")
+        return CellTask(key, {"k": key}, call)
+
+    tasks = [make(f"q{i:03d}|{s}|1") for i in range(6) for s in ("old", "old", "new")]
+    policy = RetryPolicy(concurrency=4, backoff_base_s=0.0, backoff_max_s=0.0,
+                         breaker=BreakerPolicy(failures=2, backoff_s=30, max_wait_s=60))
+    started = time.monotonic()
+    with Ledger(tmp_path / "l.sqlite") as ledger, pytest.raises(BackendError):
+        asyncio.run(run_cells(ledger, "answer", tasks, policy, SilentProgress()))
+    assert time.monotonic() - started < 5  # not the 30 s until the next probe

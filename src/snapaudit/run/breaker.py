@@ -71,6 +71,7 @@ class Breaker:
         self._waiters: deque[asyncio.Future[bool]] = deque()
         self._timer: asyncio.TimerHandle | None = None
         self.down: Callable[[], EndpointDownError] | None = None  # the outage budget is spent
+        self.stopped = False
 
     async def admit(self) -> bool:
         """Wait while the breaker is open; True when the caller's attempt is the probe."""
@@ -78,6 +79,8 @@ class Breaker:
             return False
         if self.down is not None:
             raise self.down()
+        if self.stopped:
+            raise asyncio.CancelledError  # the stage is stopping (another cell's error)
         if self._due and not self.probing and not self._waiters:
             self._due, self.probing = False, True
             return True
@@ -132,6 +135,16 @@ class Breaker:
                 waiter.set_exception(error())
         raise error()
 
+    def stop(self) -> None:
+        """The stage stops: cancel every waiting cell, and every cell that comes later."""
+        self.stopped = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        waiters, self._waiters = self._waiters, deque()
+        for waiter in waiters:
+            waiter.cancel()
+
     def _schedule(self, loop: asyncio.AbstractEventLoop, now: float,
                   retry_after: float | None) -> None:
         delay = max(self.wait_s, retry_after or 0.0)
@@ -176,6 +189,11 @@ class Breakers:
     async def admit(self, cell_key: str) -> bool:
         breaker = self.by_endpoint.get(endpoint_of(self.stage, cell_key))
         return False if breaker is None else await breaker.admit()
+
+    def stop(self) -> None:
+        """A cell raised: no cell may go on waiting for a probe (the stage is stopping)."""
+        for breaker in self.by_endpoint.values():
+            breaker.stop()
 
     def succeeded(self, cell_key: str, probe: bool) -> None:
         breaker = self.by_endpoint.get(endpoint_of(self.stage, cell_key))

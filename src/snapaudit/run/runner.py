@@ -144,6 +144,7 @@ async def _run_cells(
             ok = await _drive(writer, stage, task, policy, bucket, sem, counts, log, breakers)
         except BaseException as exc:
             failed.append(exc)
+            breakers.stop()  # cells waiting on an open breaker stop too
             raise
         finally:
             sem.release()
