@@ -16,7 +16,8 @@ so a caller can catch one type. The CLI maps them to exit codes::
     │   └── NotFoundError               a URL or object the service does not know (HTTP 404)
     ├── TransportInvalid                one retryable failed external call (never escapes a run)
     ├── RetriesExhaustedError           cells that still failed after every retry
-    ├── FailFastError                   a stage whose first attempts all failed identically
+    ├── FailFastError                   a stage whose attempts and retries all failed identically
+    ├── EndpointDownError               an endpoint still down after the breaker's budget
     └── VerificationError               `verify` found claims that do not reproduce (exit 3)
 
 ``GateFailed`` is not an error: the release gate reports through the result.
@@ -137,8 +138,9 @@ def failure_lines(reasons: Mapping[str, int], last_errors: Mapping[str, str]) ->
 
 
 class FailFastError(SnapauditError):
-    """A stage stopped early: its first attempts all failed with one identical error, which
-    is a configuration problem (wrong response format, unknown model, ...), not bad luck."""
+    """A stage stopped early: its attempts, retries included, all failed with one identical
+    error, which is a configuration problem (wrong response format, unknown model, ...), not
+    bad luck."""
 
     def __init__(self, stage: str, error: str, failures: int, cells: int):
         self.stage = stage
@@ -148,6 +150,23 @@ class FailFastError(SnapauditError):
         super().__init__(
             f"{stage}: stopped after {failures} identical failures across {cells} cells and no "
             f"success (likely a configuration error; fix it and re-run): {error}"
+        )
+
+
+class EndpointDownError(SnapauditError):
+    """An endpoint that kept failing transiently for longer than ``[run]``
+    breaker_max_wait_s while its circuit breaker held the stage's cells back
+    (:mod:`snapaudit.run.execution.breaker`)."""
+
+    def __init__(self, stage: str, endpoint: str, waited_s: float, budget_s: float,
+                 error: str):
+        self.stage = stage
+        self.endpoint = endpoint
+        self.error = error
+        super().__init__(
+            f"{stage}: endpoint {endpoint} still failing after {waited_s:.1f} s of backing off "
+            f"(run.breaker_max_wait_s = {budget_s:g}); last error: {error}; re-run the same "
+            "command once it is back"
         )
 
 

@@ -1,5 +1,7 @@
 """The start-up and shut-down every loopback fake shares: an aiohttp app on 127.0.0.1 (a free
-port), served from its own thread and event loop, usable as a context manager."""
+port), served from its own thread and event loop, usable as a context manager. A server that
+was stopped starts again on the same port (a real restart: clients see refused connections
+in between)."""
 
 from __future__ import annotations
 
@@ -49,7 +51,7 @@ class LoopbackServer:
         self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.1,
                                     access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)  # 0 the first time
         await site.start()
         sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
         self.port = sockets[0].getsockname()[1]

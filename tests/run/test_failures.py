@@ -126,11 +126,23 @@ def test_one_identical_error_fails_fast_and_is_quoted(tmp_path: Path,
 def test_fail_fast_needs_identical_errors_across_cells() -> None:
     from snapaudit.run.execution.failures import FailureLog
 
-    log = FailureLog("answer")
+    log = FailureLog("answer", after_retries=True)
     # one cell failing the same way many times is not enough (fewer than 3 cells)
     assert all(log.record("q1|old|1", "http_500", "x") is None for _ in range(10))
     assert log.record("q2|old|1", "http_500", "x") is None
-    assert log.record("q3|old|1", "http_500", "x") == "http_500: x"
+    assert log.record("q2|old|1", "http_500", "x") is None  # its retry failed too
+    assert log.record("q3|old|1", "http_500", "x") is None  # a first attempt
+    assert log.record("q3|old|1", "http_500", "x") == "http_500: x"  # 3 cells' retries
+    # first attempts that fail, retries not yet seen
+    first_only = FailureLog("answer", after_retries=True)
+    assert all(first_only.record(f"q{i}|old|1", "http_500", "x") is None for i in range(40))
+    # a retry failing differently is not the same failure
+    changed = FailureLog("answer", after_retries=True)
+    for i in range(20):
+        assert changed.record(f"q{i}|old|1", "http_500", "x") is None
+    assert all(changed.record(f"q{i}|old|1", "http_500", "y") is None for i in range(2))
+    batch = FailureLog("answer")  # a provider batch: one round failing identically suffices
+    assert [batch.record(f"q{i}|old|1", "http_500", "x") for i in range(8)][-1] == "http_500: x"
     other = FailureLog("answer")
     for i in range(20):  # alternating errors never build a run of identical ones
         assert other.record(f"q{i}|new|1", "http_500", str(i % 2)) is None

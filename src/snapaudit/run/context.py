@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from snapaudit.progress import Progress
+from snapaudit.run.execution.breaker import breaker_policy
 from snapaudit.run.execution.runner import RetryPolicy
 from snapaudit.run.record import cohort
 from snapaudit.run.record.ledger import Ledger
@@ -40,7 +41,7 @@ class RunContext:
         rate = r.rate_limit_per_s if rate_limited else None
         return RetryPolicy(r.concurrency, rate, r.max_attempts,
                            r.backoff_base_s, r.backoff_max_s, self.protocol.design.seed,
-                           r.max_retry_after_s)
+                           r.max_retry_after_s, breaker_policy(r))
 
     def locked(self, stage: str) -> bool:
         return any(rec.stage == stage for rec in self.chain)

@@ -58,6 +58,13 @@ class RunConfig(Frozen):
     backoff_base_s: float = Field(default=0.5, ge=0)
     backoff_max_s: float = Field(default=30.0, ge=0)
     max_retry_after_s: float = Field(default=300.0, ge=0)
+    # The circuit breaker per endpoint (snapaudit.run.execution.breaker): opens after this many
+    # consecutive transient failures (0: never); one probe after breaker_backoff_s, doubled
+    # after each failed probe up to backoff_max_s; the stage gives up when the endpoint has
+    # been failing for breaker_max_wait_s.
+    breaker_failures: int = Field(default=2, ge=0)
+    breaker_backoff_s: float = Field(default=1.0, gt=0)
+    breaker_max_wait_s: float = Field(default=120.0, ge=0)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     # Replica fleets: each list is one endpoint's configured URL (a system's url or a
     # generator's base_url) followed by the other base URLs serving it (docs/protocol.md).

@@ -17,6 +17,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import errno
+import socket
+import ssl
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -86,6 +89,36 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
+def connection_detail(exc: BaseException, url: str) -> str:
+    """A failed connection in words, naming :func:`public_url` and the reason: refused,
+    reset, closed, DNS, TLS (else the exception's type and text)."""
+    where = public_url(url)
+    os_error = getattr(exc, "os_error", None) if isinstance(exc, aiohttp.ClientOSError) \
+        else None
+    os_error = os_error if isinstance(os_error, OSError) else exc
+    errno_ = getattr(os_error, "errno", None)
+    if isinstance(exc, aiohttp.ClientConnectorDNSError) or isinstance(os_error, socket.gaierror):
+        return f"DNS lookup failed for {where}: {_strerror(os_error)}"
+    if isinstance(exc, aiohttp.ClientSSLError) or isinstance(os_error, ssl.SSLError):
+        return f"TLS handshake with {where} failed: {_strerror(os_error)}"
+    if isinstance(os_error, ConnectionRefusedError) or errno_ == errno.ECONNREFUSED:
+        return f"connection refused by {where}"
+    if isinstance(os_error, ConnectionResetError) or errno_ == errno.ECONNRESET:
+        return f"connection reset by {where}"
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return f"connection closed by {where} before a complete response"
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return f"cannot connect to {where}: {_strerror(os_error)}"
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return f"incomplete response body from {where}: {exc}"
+    return f"{type(exc).__name__} calling {where}: {exc}"
+
+
+def _strerror(exc: BaseException) -> str:
+    text = getattr(exc, "strerror", None) or str(exc)
+    return str(text) or type(exc).__name__
+
+
 def raise_for_status(status: int, url: str, raw: bytes, retry_after: str | None,
                      secrets: tuple[str, ...] = ()) -> None:
     """The one status policy (:func:`~snapaudit.systems.failure.classify_status`): nothing
@@ -150,7 +183,7 @@ class HttpClient:
             raise TransportInvalid(R.TIMEOUT, detail=f"no response within "
                                    f"{self.timeout.total:g} s") from None
         except aiohttp.ClientError as exc:
-            detail = redact(f"{type(exc).__name__}: {exc}", self.secrets)
+            detail = redact(connection_detail(exc, url), self.secrets)
             raise TransportInvalid(R.CONNECTION, detail=detail) from None
 
     async def request_json(self, method: str, url: str, headers: dict[str, str],

@@ -9,8 +9,11 @@ the server's ``Retry-After`` when that is longer. A ``Retry-After`` longer than
 ``retry_after_over_cap`` and the cell is not retried in this invocation. Cells still failing
 after ``max_attempts`` attempts in this invocation are raised together as
 :class:`RetriesExhaustedError` (with the failure reasons by count and the last error per
-endpoint) once every other cell has finished. A stage whose first failures are all one
-identical error stops early (:mod:`snapaudit.run.execution.failures`). On any exit (an error, a
+endpoint) once every other cell has finished. A stage whose failures, retries included,
+are all one identical error stops early (:mod:`snapaudit.run.execution.failures`); until the stage's
+first success a cell backing off keeps its slot. An endpoint failing transiently opens its
+circuit breaker (:mod:`snapaudit.run.execution.breaker`): its cells wait, holding their slots, for
+one probe attempt. On any exit (an error, a
 cancellation, Ctrl-C) the group committer finishes its batch in flight and every attempt
 left without an outcome is marked ``interrupted`` before ``run_cells`` returns.
 """
@@ -27,8 +30,9 @@ from typing import Any
 from snapaudit.errors import FailFastError, RetriesExhaustedError, TransportInvalid
 from snapaudit.hashing import sha256_json
 from snapaudit.progress import Progress
+from snapaudit.run.execution.breaker import BreakerPolicy, Breakers, opens_breaker
 from snapaudit.run.execution.committer import GroupCommitter
-from snapaudit.run.execution.failures import FailureLog
+from snapaudit.run.execution.failures import FailureLog, describe
 from snapaudit.run.execution.gcpacing import paced_gc as paced_gc  # re-exported (tests, benches)
 from snapaudit.run.execution.gcpacing import stage_gc
 from snapaudit.run.execution.schedule import derive_seed
@@ -83,6 +87,7 @@ class RetryPolicy:
     backoff_max_s: float = 30.0
     design_seed: int = 0
     max_retry_after_s: float = 300.0
+    breaker: BreakerPolicy = field(default_factory=BreakerPolicy)
 
     def backoff(self, failures: int, retry_after: float | None) -> float:
         delay = min(self.backoff_max_s, self.backoff_base_s * 2.0 ** (failures - 1))
@@ -127,16 +132,19 @@ async def _run_cells(
     bucket = TokenBucket(policy.rate_limit_per_s)
     counts = {"attempts": 0, "invalid": 0, "accepted": 0}
     exhausted: list[str] = []
-    log = FailureLog(stage, accepted=len(tasks) - len(todo))  # fail fast before any success
+    # fail fast before any success, once retries failed too
+    log = FailureLog(stage, accepted=len(tasks) - len(todo), after_retries=True)
+    breakers = Breakers(stage, policy.breaker)
 
     failed: list[BaseException] = []
     writer = GroupCommitter(ledger)
 
     async def one(task: CellTask) -> None:
         try:
-            ok = await _drive(writer, stage, task, policy, bucket, sem, counts, log)
+            ok = await _drive(writer, stage, task, policy, bucket, sem, counts, log, breakers)
         except BaseException as exc:
             failed.append(exc)
+            breakers.stop()  # cells waiting on an open breaker stop too
             raise
         finally:
             sem.release()
@@ -193,16 +201,25 @@ async def _drive(
     sem: asyncio.Semaphore,
     counts: dict[str, int],
     log: FailureLog,
+    breakers: Breakers,
 ) -> bool:
-    """Attempts for one cell (holding a slot except while backing off); True once accepted."""
+    """Attempts for one cell (holding a slot except while backing off after the stage's
+    first success); True once accepted. A failed breaker probe is not one of the cell's
+    ``max_attempts``."""
     request_hash = sha256_json(task.request)
     retry_after: float | None = None
     key = task.cell_key
-    for failures in range(policy.max_attempts):
-        if failures:
-            sem.release()
-            await asyncio.sleep(policy.backoff(failures, retry_after))
-            await sem.acquire()
+    failures, probe_failed = 0, False
+    while failures < policy.max_attempts:
+        if failures and not probe_failed:
+            if log.accepted:
+                sem.release()
+                await asyncio.sleep(policy.backoff(failures, retry_after))
+                await sem.acquire()
+            else:  # nothing accepted yet: the retry comes before another cell is sent
+                await asyncio.sleep(policy.backoff(failures, retry_after))
+        probe = await breakers.admit(key) if breakers.active else False
+        probe_failed = False
         await bucket.acquire()
         attempt_id, attempt_no = await writer.call(
             partial(_begin, stage=stage, key=key, request_hash=request_hash))
@@ -223,11 +240,16 @@ async def _drive(
             await writer.call(partial(
                 Ledger.finish_attempt_op, attempt_id=attempt_id, outcome="transport_invalid",
                 reason=reason, error=detail or None, latency_s=time.monotonic() - start))
-            fatal = log.record(key, reason, detail or redact(exc.body)[:500])
+            shown = detail or redact(exc.body)[:500]
+            breakers.failed(key, reason, retry_after, probe, describe(reason, shown))
+            fatal = log.record(key, reason, shown)
             if fatal is not None:
                 raise FailFastError(stage, fatal, log.identical, log.cells) from None
             if over_cap:
                 return False
+            probe_failed = probe and opens_breaker(reason)
+            if not probe_failed:
+                failures += 1
             continue
         except Exception as exc:
             await writer.call(partial(
@@ -240,6 +262,8 @@ async def _drive(
             Ledger.finish_and_accept_op, stage=stage, cell_key=key, attempt_id=attempt_id,
             payload=result.payload, usage=result.usage, latency_s=latency,
             meta=result.meta or None))
+        if breakers.active:
+            breakers.succeeded(key, probe)
         counts["accepted"] += 1
         log.accepted += 1
         return True

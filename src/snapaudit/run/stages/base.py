@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar
 from snapaudit.errors import ConfigError
 from snapaudit.progress import Progress
 from snapaudit.run.execution.batch import BatchDriver
+from snapaudit.run.execution.breaker import breaker_policy
 from snapaudit.run.execution.runner import (
     BatchCall,
     CellResult,
@@ -83,4 +84,4 @@ def retry_policy(run: RunConfig, design_seed: int, rate_limited: bool = True) ->
                        rate_limit_per_s=run.rate_limit_per_s if rate_limited else None,
                        max_attempts=run.max_attempts, backoff_base_s=run.backoff_base_s,
                        backoff_max_s=run.backoff_max_s, design_seed=design_seed,
-                       max_retry_after_s=run.max_retry_after_s)
+                       max_retry_after_s=run.max_retry_after_s, breaker=breaker_policy(run))
