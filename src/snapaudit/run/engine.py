@@ -22,6 +22,7 @@ from snapaudit.run import cohort
 from snapaudit.run.answers import max_answer_bytes
 from snapaudit.run.batch_calls import check_batch_mode
 from snapaudit.run.context import RunContext
+from snapaudit.run.dialect import resolve_dialects
 from snapaudit.run.gate_profile import check_evaluable, effective_gate
 from snapaudit.run.interrupt import interruptible
 from snapaudit.run.ledger import Ledger
@@ -104,6 +105,7 @@ async def _run_audit(protocol: Protocol, rd: RunDir, base: Path, progress: Progr
     fresh = not rd.initialized()
     manifest = cohort.select(protocol.cohort, base) if fresh else None
     locked = set() if fresh else {str(rec["stage"]) for rec, _ in rd.ledger().locks()}
+    protocol = await resolve_dialects(protocol, rd, fresh)  # "auto": probed, nothing written
     build = given is None and needs_systems(locked)  # lazily: only for stages still open
     resources = shared if shared is not None else run_resources(protocol)  # this run's
     systems = dict(given) if given is not None else {

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from snapaudit.errors import TransportInvalid
+from snapaudit.errors import BackendError, ConfigError, TransportInvalid
 from snapaudit.systems.failure import R
 from snapaudit.systems.replicas import ReplicaPool, call_replica
 from snapaudit.systems.resources import RunResources
@@ -82,10 +82,22 @@ class OpenAIGenerator:
 
     async def generate(self, request: GenerationRequest) -> GenerationResult:
         body = self.request_body(request)
-        replica, (payload, latency) = await call_replica(
-            self.pool,
-            lambda base: self._poster.post(join_url(base, "/chat/completions"), self._headers,
-                                           body))
+        try:
+            replica, (payload, latency) = await call_replica(
+                self.pool,
+                lambda base: self._poster.post(join_url(base, "/chat/completions"),
+                                               self._headers, body))
+        except TransportInvalid as exc:
+            hint = dialect_hint(exc.body or exc.detail, self.config.response_format)
+            if not hint:
+                raise
+            raise TransportInvalid(exc.reason, detail=exc.detail, retry_after=exc.retry_after,
+                                   body=f"{exc.body}{hint}") from None
+        except BackendError as exc:
+            hint = dialect_hint(str(exc), self.config.response_format)
+            if not hint:
+                raise
+            raise type(exc)(f"{exc}{hint}") from None
         return self.parse(payload, latency, replica)
 
     def parse(self, payload: dict[str, Any], latency: float,
@@ -114,8 +126,21 @@ class OpenAIGenerator:
         await self._poster.aclose()
 
 
+def dialect_hint(message: str, dialect: str) -> str:
+    """What to try when a refusal names ``response_format`` (else "")."""
+    if "response_format" not in message:
+        return ""
+    return (f' (the server refused generator.response_format = "{dialect}": set '
+            'generator.response_format = "json_object_schema" (llama-cpp-python\'s server), '
+            '"guided_json" (vLLM), "ollama_format" (Ollama), "text", or "auto" to probe)')
+
+
 def structured_output(dialect: str, schema: dict[str, Any] | None) -> dict[str, Any]:
-    """The body fields that ask a server for JSON in ``dialect`` (none for text/none)."""
+    """The body fields that ask a server for JSON in ``dialect`` (none for text/none);
+    "auto" must have been resolved (snapaudit.run.dialect) before any call."""
+    if dialect == "auto":
+        raise ConfigError('response_format = "auto" is resolved by the run\'s preflight '
+                          "probe; set a concrete dialect to call this generator directly")
     if dialect in ("none", "text") or schema is None:
         return {}
     if dialect == "json_object":
