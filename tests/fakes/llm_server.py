@@ -20,8 +20,8 @@ Faults (:data:`FAULTS`) are served FIFO to the next requests, whatever the API:
 gets 401. ``accepts`` (a set of dialects, see :func:`dialect_of`) makes an OpenAI request
 in any other dialect fail the way llama-cpp-python's server does (HTTP 500, a pydantic
 validation message naming ``response_format``); ``honours`` (default: all accepted) are the
-dialects whose reply is the responder's JSON, the others get plain text. The server runs its own event loop in a thread, so sync code, async code
-and subprocesses can all call it.
+dialects whose reply is the responder's JSON, the others get plain text. The server runs
+its own event loop in a thread, so sync code, async code and subprocesses can all call it.
 """
 
 from __future__ import annotations
