@@ -105,3 +105,18 @@ def test_auto_is_probed_once_recorded_and_never_probed_on_resume(tmp_path: Path)
         with pytest.raises(ProtocolMismatchError):  # the recorded dialect is bound
             run_protocol_file(proto, tmp_path / "run", ["generator.response_format=text"],
                               SilentProgress())
+
+
+def test_json_object_schema_caps_unbounded_strings_like_the_local_grammar() -> None:
+    from snapaudit.testbed.generate._gbnf import MAX_STRING_CHARS
+    from snapaudit.testbed.generate.openai import structured_output
+    from snapaudit.testbed.prompt import ANSWER_SCHEMA
+
+    sent = structured_output("json_object_schema", ANSWER_SCHEMA)["response_format"]["schema"]
+    assert sent["properties"]["answer"] == {"type": "string", "minLength": 1,
+                                            "maxLength": MAX_STRING_CHARS}
+    assert ANSWER_SCHEMA["properties"]["answer"] == {"type": "string"}  # not mutated
+    kept = {"type": "string", "maxLength": 5, "enum": ["a"]}
+    assert structured_output("json_object_schema", kept)["response_format"]["schema"] == kept
+    assert structured_output("json_schema", ANSWER_SCHEMA)["response_format"][
+        "json_schema"]["schema"] is ANSWER_SCHEMA  # other dialects send the schema as is

@@ -13,6 +13,7 @@ from snapaudit.errors import BackendError, ConfigError, TransportInvalid
 from snapaudit.systems.failure import R
 from snapaudit.systems.replicas import ReplicaPool, call_replica
 from snapaudit.systems.resources import RunResources
+from snapaudit.testbed.generate._gbnf import MAX_STRING_CHARS
 from snapaudit.testbed.generate._http import (
     JsonPoster,
     join_url,
@@ -145,8 +146,8 @@ def structured_output(dialect: str, schema: dict[str, Any] | None) -> dict[str, 
         return {}
     if dialect == "json_object":
         return {"response_format": {"type": "json_object"}}
-    if dialect == "json_object_schema":  # llama-cpp-python's server
-        return {"response_format": {"type": "json_object", "schema": schema}}
+    if dialect == "json_object_schema":  # llama-cpp-python's server: it grammars maxLength
+        return {"response_format": {"type": "json_object", "schema": capped_strings(schema)}}
     if dialect == "guided_json":  # vLLM's extra parameter
         return {"guided_json": schema}
     if dialect == "ollama_format":  # Ollama: the schema as "format"
@@ -155,6 +156,22 @@ def structured_output(dialect: str, schema: dict[str, Any] | None) -> dict[str, 
         "type": "json_schema",
         "json_schema": {"name": "response", "strict": True, "schema": schema},
     }}
+
+
+def capped_strings(schema: Any) -> Any:
+    """``schema`` with every string lacking bounds given the in-process generator's caps
+    (1 to :data:`~snapaudit.testbed.generate._gbnf.MAX_STRING_CHARS` characters): without
+    them llama-cpp-python's schema grammar lets a small model write an endless string
+    until ``max_tokens`` cuts the JSON off."""
+    if isinstance(schema, list):
+        return [capped_strings(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: capped_strings(v) for k, v in schema.items()}
+    if out.get("type") == "string" and "enum" not in out and "const" not in out:
+        out.setdefault("minLength", 1)
+        out.setdefault("maxLength", MAX_STRING_CHARS)
+    return out
 
 
 def _message_text(payload: dict[str, Any]) -> tuple[str, str | None]:
