@@ -24,7 +24,7 @@ class DemoConfig:
     repeats: int = 2
     overrides: Sequence[str] = field(default_factory=tuple)
     # answer through llama-cpp-python's OpenAI-compatible server on this loopback port
-    # (the openai backend, dialect json_object_schema) instead of the embedded model
+    # (the openai backend, response_format "auto") instead of the embedded model
     llama_server_port: int | None = None
 
 
