@@ -120,3 +120,20 @@ def test_json_object_schema_caps_unbounded_strings_like_the_local_grammar() -> N
     assert structured_output("json_object_schema", kept)["response_format"]["schema"] == kept
     assert structured_output("json_schema", ANSWER_SCHEMA)["response_format"][
         "json_schema"]["schema"] is ANSWER_SCHEMA  # other dialects send the schema as is
+
+
+def test_a_refused_dialect_stops_the_run_with_the_server_words_and_the_fix(
+        tmp_path: Path) -> None:
+    from snapaudit.errors import SnapauditError
+
+    corpus = write_world(tmp_path)
+    with FakeLLMServer(accepts=frozenset({"json_object_schema"})) as srv:
+        generator = (f'backend = "openai"\nmodel = "m"\nbase_url = "{srv.openai_base_url}"\n'
+                     'response_format = "json_schema"')
+        proto = write_protocol(tmp_path, corpus, generator, size=3)
+        with pytest.raises(SnapauditError) as err:
+            run_protocol_file(proto, tmp_path / "run", [], SilentProgress())
+    message = str(err.value)
+    assert "server says '1 validation error:" in message
+    assert "Input should be 'text' or 'json_object'" in message
+    assert 'set generator.response_format = "json_object_schema"' in message

@@ -20,7 +20,7 @@ import unicodedata
 
 MASK = "[REDACTED]"
 EXCERPT_CHARS = 80
-MESSAGE_CHARS = 240
+MESSAGE_CHARS = 160  # with a hint, within the 300 characters a failing run quotes
 _MESSAGE_BODY_BYTES = 65536  # larger error bodies are only described
 _MIN_SECRET = 6
 

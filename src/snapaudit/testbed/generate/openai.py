@@ -89,13 +89,13 @@ class OpenAIGenerator:
                 lambda base: self._poster.post(join_url(base, "/chat/completions"),
                                                self._headers, body))
         except TransportInvalid as exc:
-            hint = dialect_hint(exc.body or exc.detail, self.config.response_format)
+            hint = dialect_hint(exc.body or exc.detail)
             if not hint:
                 raise
             raise TransportInvalid(exc.reason, detail=exc.detail, retry_after=exc.retry_after,
-                                   body=f"{exc.body}{hint}") from None
+                                   body=_with_hint(exc.body, hint)) from None
         except BackendError as exc:
-            hint = dialect_hint(str(exc), self.config.response_format)
+            hint = dialect_hint(str(exc))
             if not hint:
                 raise
             raise type(exc)(f"{exc}{hint}") from None
@@ -127,13 +127,23 @@ class OpenAIGenerator:
         await self._poster.aclose()
 
 
-def dialect_hint(message: str, dialect: str) -> str:
-    """What to try when a refusal names ``response_format`` (else "")."""
+def dialect_hint(message: str) -> str:
+    """What to try when a refusal names ``response_format`` (else ""); short, since a
+    failing run quotes an error in 300 characters (snapaudit.run.failures)."""
     if "response_format" not in message:
         return ""
-    return (f' (the server refused generator.response_format = "{dialect}": set '
-            'generator.response_format = "json_object_schema" (llama-cpp-python\'s server), '
-            '"guided_json" (vLLM), "ollama_format" (Ollama), "text", or "auto" to probe)')
+    return ('; set generator.response_format = "json_object_schema" (llama-cpp-python\'s '
+            'server) or "auto"')
+
+
+def _with_hint(body: str, hint: str) -> str:
+    """``hint`` right after the server's own words (before the body's size and hash), so a
+    quote cut short still has both."""
+    cut = body.find(" bytes, sha256 ")
+    start = body.rfind("; ", 0, cut) if cut >= 0 else -1
+    if start < 0:
+        return f"{body}{hint}"
+    return f"{body[:start]}{hint}{body[start:]}"
 
 
 def structured_output(dialect: str, schema: dict[str, Any] | None) -> dict[str, Any]:
