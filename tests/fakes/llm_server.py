@@ -17,8 +17,11 @@ Faults (:data:`FAULTS`) are served FIFO to the next requests, whatever the API:
 (a truncated body), ``bad_shape`` (JSON without choices/content), ``schema_violation``
 (content ``{"reply": ...}``), ``oversized`` (a 600-byte answer), ``empty_answer``,
 ``not_json`` (plain-text content). When ``api_key`` is set, a request without that key
-gets 401. The server runs its own event loop in a thread, so sync code, async code
-and subprocesses can all call it.
+gets 401. ``accepts`` (a set of dialects, see :func:`dialect_of`) makes an OpenAI request
+in any other dialect fail the way llama-cpp-python's server does (HTTP 500, a pydantic
+validation message naming ``response_format``); ``honours`` (default: all accepted) are the
+dialects whose reply is the responder's JSON, the others get plain text. The server runs
+its own event loop in a thread, so sync code, async code and subprocesses can all call it.
 """
 
 from __future__ import annotations
@@ -77,6 +80,8 @@ class FakeLLMServer(LoopbackServer):
     hang_s: float = 2.0
     latency_s: float = 0.0
     calls: list[LLMCall] = field(default_factory=list)
+    accepts: frozenset[str] | None = None
+    honours: frozenset[str] | None = None
     faults_served: Counter[str] = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
@@ -120,6 +125,13 @@ class FakeLLMServer(LoopbackServer):
             early = await self._transport_fault(request, fault)
             if early is not None:
                 return early
+        dialect = dialect_of(body) if api == "openai" else None
+        if self.accepts is not None and dialect not in self.accepts:
+            return web.json_response({"error": {"message": _VALIDATION, "type": "internal"}},
+                                     status=500)
+        if dialect is not None and self.honours is not None and dialect not in self.honours:
+            return web.json_response(_openai(body, "The capital is Paris, I think.",
+                                             self.usage))
         content = _CONTENT_FAULTS.get(fault or "") or self.responder(call)
         envelope = _openai if api == "openai" else _anthropic
         return web.json_response(envelope(body, content, self.usage))
@@ -158,6 +170,24 @@ class FakeLLMServer(LoopbackServer):
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/chat/completions", self._handle_openai)
         app.router.add_post("/v1/messages", self._handle_anthropic)
+
+
+_VALIDATION = ("1 validation error:\n  {'type': 'literal_error', 'loc': ('body', "
+               "'response_format', 'type'), 'msg': \"Input should be 'text' or "
+               "'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or "
+               "'json_object'\"}}")
+
+
+def dialect_of(body: dict[str, Any]) -> str:
+    """The structured-output dialect of an OpenAI request body ("text" when none)."""
+    fmt = body.get("response_format")
+    if isinstance(fmt, dict):
+        if fmt.get("type") == "json_schema":
+            return "json_schema"
+        return "json_object_schema" if "schema" in fmt else "json_object"
+    if "guided_json" in body:
+        return "guided_json"
+    return "ollama_format" if "format" in body else "text"
 
 
 def _openai(body: dict[str, Any], content: str, usage: tuple[int, int]) -> dict[str, Any]:

@@ -44,3 +44,17 @@ def test_dry_run_counts_calls_tokens_and_cost(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "judge" in result.output and "0.0017" in result.output
     assert not (tmp_path / "r").exists()                 # nothing written
+
+
+def test_dry_run_says_an_auto_dialect_would_be_probed(tmp_path: Path) -> None:
+    write_world(tmp_path, n=12)
+    svc = FakeRagService()  # never started: the probe is not made by a dry run
+    path = tmp_path / "protocol.toml"
+    path.write_text(protocol_text(svc, size=8, judge=JUDGE + '\nresponse_format = "auto"'),
+                    encoding="utf-8")
+    result = CliRunner().invoke(cli, ["run", str(path), "--run-dir", str(tmp_path / "r"),
+                                      "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert ('judge.generator.response_format = "auto": a fresh run probes '
+            "http://127.0.0.1:9/v1 (model judge-model)") in result.output
+    assert not (tmp_path / "r").exists()

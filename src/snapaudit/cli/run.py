@@ -59,9 +59,11 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
         raise ConfigError("--forget-batch changes the run; it cannot go with --dry-run")
     if dry_run:
         from snapaudit.run.after.dryrun import plan, render
+        from snapaudit.run.dialect import dry_run_notes
 
-        click.echo(render(plan(load_protocol(protocol_path, list(overrides)),
-                               protocol_path.resolve().parent)), nl=False)
+        planned = load_protocol(protocol_path, list(overrides))
+        click.echo(render(plan(planned, protocol_path.resolve().parent),
+                          dry_run_notes(planned)), nl=False)
         return
 
     sets = list(overrides)

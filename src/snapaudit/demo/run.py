@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from snapaudit import atomic
 from snapaudit.demo.files import WorldFiles, jsonl_bytes, write_world
 from snapaudit.demo.world import N_SHARDS, build_world
 from snapaudit.errors import ConfigError
@@ -22,7 +24,7 @@ class DemoConfig:
     repeats: int = 2
     overrides: Sequence[str] = field(default_factory=tuple)
     # answer through llama-cpp-python's OpenAI-compatible server on this loopback port
-    # (the openai backend, dialect json_object_schema) instead of the embedded model
+    # (the openai backend, response_format "auto") instead of the embedded model
     llama_server_port: int | None = None
 
 
@@ -67,16 +69,20 @@ def run_demo(config: DemoConfig, progress: Progress) -> DemoOutcome:
     files = prepare_world(config, progress)
     run_dir = config.out / "run"
     if config.llama_server_port is not None:
-        from snapaudit.testbed.generate.llama_server import DIALECT, LlamaServer
+        from snapaudit.testbed.generate.llama_server import LlamaServer
 
         run_dir = config.out / "run-llama-server"
+        # the openai backend has no n_threads (a field of the local one)
+        served_protocol = files.protocol.with_name("protocol.llama-server.toml")
+        atomic.write_text(served_protocol, re.sub(r"(?m)^n_threads = .*\n", "",
+                                                  files.protocol.read_text(encoding="utf-8")))
         with LlamaServer(port=config.llama_server_port) as server:
             progress.info(f"llama_cpp.server on {server.base_url}")
             served = ["generator.backend=openai", "generator.model=smollm2",
                       f'generator.base_url="{server.base_url}"',
-                      f"generator.response_format={DIALECT}", "generator.temperature=0.0",
+                      'generator.response_format="auto"', "generator.temperature=0.0",
                       "generator.timeout_s=300.0"]
-            outcome = run_protocol_file(files.protocol, run_dir,
+            outcome = run_protocol_file(served_protocol, run_dir,
                                         [*served, *config.overrides], progress)
     else:
         outcome = run_protocol_file(files.protocol, run_dir, list(config.overrides), progress)

@@ -20,6 +20,7 @@ from snapaudit.hashing import sha256_file, sha256_json
 from snapaudit.progress import Progress
 from snapaudit.run.answers import max_answer_bytes
 from snapaudit.run.context import RunContext
+from snapaudit.run.dialect import resolve_dialects
 from snapaudit.run.execution.batch_calls import check_batch_mode
 from snapaudit.run.execution.interrupt import interruptible
 from snapaudit.run.gate_profile import check_evaluable, effective_gate
@@ -104,6 +105,7 @@ async def _run_audit(protocol: Protocol, rd: RunDir, base: Path, progress: Progr
     fresh = not rd.initialized()
     manifest = cohort.select(protocol.cohort, base) if fresh else None
     locked = set() if fresh else {str(rec["stage"]) for rec, _ in rd.ledger().locks()}
+    protocol = await resolve_dialects(protocol, rd, fresh)  # "auto": probed, nothing written
     build = given is None and needs_systems(locked)  # lazily: only for stages still open
     resources = shared if shared is not None else run_resources(protocol)  # this run's
     systems = dict(given) if given is not None else {

@@ -49,18 +49,19 @@ async def preflight(protocol: Protocol, base: Path, systems: Mapping[str, System
                 system.check_credentials()
                 await check_reachable(system.config.url, timeout)
         if protocol.system.kind == "testbed" and protocol.generator is not None:
-            await _generator(protocol.generator, "generator", timeout)
+            await check_generator(protocol.generator, "generator", timeout)
     if "semantic" not in locked:
         judge = protocol.judge
         if judge.kind == "llm" and judge.generator is not None:
-            await _generator(judge.generator, "judge.generator", timeout)
+            await check_generator(judge.generator, "judge.generator", timeout)
         if judge.kind == "labels" and judge.labels_path is not None:
             _readable(cohort.resolve(str(judge.labels_path), base), "judge.labels_path")
     if "gold" not in locked:
         _readable(cohort.resolve(protocol.gold.path, base), "gold.path")
 
 
-async def _generator(config: GeneratorConfig, where: str, timeout: float) -> None:
+async def check_generator(config: GeneratorConfig, where: str, timeout: float) -> None:
+    """The generator's key variable is set and its endpoint accepts a connection."""
     from snapaudit.systems.transport import check_reachable
 
     if isinstance(config, LocalGeneratorConfig):

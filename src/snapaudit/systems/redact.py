@@ -13,12 +13,15 @@ ledger, the exported artifact, the report and the terminal.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import threading
 import unicodedata
 
 MASK = "[REDACTED]"
 EXCERPT_CHARS = 80
+MESSAGE_CHARS = 160  # with a hint, within the 300 characters a failing run quotes
+_MESSAGE_BODY_BYTES = 65536  # larger error bodies are only described
 _MIN_SECRET = 6
 
 _lock = threading.Lock()
@@ -98,8 +101,34 @@ def redact_message(text: str) -> str:
     return visible(_mask_known(text, ()), keep="\n\t")
 
 
+def server_message(raw: bytes, extra: tuple[str, ...] = ()) -> str | None:
+    """The server's own words in an error body (``error.message``, ``error`` as a string,
+    ``detail`` or ``message`` of a JSON object), redacted, on one line, at most
+    :data:`MESSAGE_CHARS` characters; None when the body has none."""
+    if not raw.lstrip().startswith(b"{") or len(raw) > _MESSAGE_BODY_BYTES:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    error = value.get("error")
+    found = next((m for m in (error.get("message") if isinstance(error, dict) else error,
+                              value.get("detail"), value.get("message"))
+                  if isinstance(m, str) and m.strip()), None)
+    if found is None:
+        return None
+    text = redact(" ".join(_mask_known(found, extra).split()), extra)
+    return text[:MESSAGE_CHARS] + ("..." if len(text) > MESSAGE_CHARS else "")
+
+
 def body_excerpt(raw: bytes, extra: tuple[str, ...] = ()) -> str:
-    """``N bytes, sha256 PREFIX, starts 'EXCERPT'``: a body described, never copied."""
+    """``N bytes, sha256 PREFIX, starts 'EXCERPT'``: a body described, never copied; when
+    the body carries the server's own message (:func:`server_message`) it comes first:
+    ``server says 'MESSAGE'; N bytes, ...``."""
+    said = server_message(raw, extra)
+    prefix = f"server says '{said}'; " if said is not None else ""
     digest = hashlib.sha256(raw).hexdigest()[:16]
     # Known secrets are masked in the whole text before it is cut (a secret cut in two
     # would escape the mask); look-alikes only near the excerpt (linear in the body).
@@ -107,4 +136,4 @@ def body_excerpt(raw: bytes, extra: tuple[str, ...] = ()) -> str:
     head = _mask_lookalikes(text[:EXCERPT_CHARS + 512])
     shown = visible(head[:EXCERPT_CHARS])
     more = "..." if len(head) > EXCERPT_CHARS else ""
-    return f"{len(raw)} bytes, sha256 {digest}, starts '{shown}{more}'"
+    return f"{prefix}{len(raw)} bytes, sha256 {digest}, starts '{shown}{more}'"

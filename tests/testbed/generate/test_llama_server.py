@@ -73,3 +73,39 @@ def test_testbed_audit_through_llama_cpp_server_to_a_finished_report(
     rows = [json.loads(r) for r in (tmp_path / "run" / "tables" / "answers.jsonl").read_text()
             .splitlines()]
     assert all(r["answer"].strip() for r in rows)
+
+
+def _template_generator(base_url: str) -> str:
+    """The testbed template's [generator] with only backend, model and URL set (what
+    ``snapaudit init --kind testbed`` gives a team serving its model itself)."""
+    import tomllib
+    from importlib.resources import files
+
+    text = files("snapaudit.cli.templates").joinpath("testbed.toml").read_text("utf-8")
+    table = tomllib.loads(text)["generator"]
+    table.pop("n_threads")  # a field of the local backend only
+    table.update(backend="openai", model="smollm2", base_url=base_url)
+    assert table["response_format"] == "auto"
+    return "\n".join(f"{k} = {json.dumps(v)}" for k, v in table.items())
+
+
+@pytest.mark.slow
+def test_template_defaults_against_llama_cpp_server_probe_and_finish(
+        tmp_path: Path, smollm2_path: Path) -> None:
+    problem = server_available()
+    if problem:
+        pytest.skip(problem)
+    corpus = write_testbed_world(tmp_path)
+    with LlamaServer(smollm2_path) as server:
+        proto = write_testbed_protocol(tmp_path, corpus, _template_generator(server.base_url),
+                                       top_k=1, size=4, states="n1 = 1, n3 = 3",
+                                       run_timeout_s=120.0)
+        out = run_protocol_file(proto, tmp_path / "run", [], SilentProgress())
+    resolved = (tmp_path / "run" / "protocol.resolved.toml").read_text()
+    assert 'response_format = "json_object_schema"' in resolved  # json_schema is refused
+    db = tmp_path / "run" / "ledger.sqlite"
+    cells = query(db, "SELECT COUNT(*) FROM cells WHERE stage='answer'")[0][0]
+    attempts = query(db, "SELECT COUNT(*) FROM attempts WHERE stage='answer'")[0][0]
+    assert cells == 4 * 2 * 2
+    assert attempts <= 1.25 * cells, f"{attempts} attempts for {cells} cells"
+    assert "exact" in out.results["kernels"]

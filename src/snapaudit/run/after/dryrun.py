@@ -12,6 +12,7 @@ the provider's batch discount).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,8 +101,9 @@ def _priced(protocol: Protocol, stage: StagePlan) -> StagePlan:
                      round(cost * (1 - price.batch_discount), 6))
 
 
-def render(stages: list[StagePlan]) -> str:
-    """The plan as a text table (what ``snapaudit run --dry-run`` prints)."""
+def render(stages: list[StagePlan], notes: Sequence[str] = ()) -> str:
+    """The plan as a text table (what ``snapaudit run --dry-run`` prints), then ``notes``
+    (e.g. :func:`snapaudit.run.dialect.dry_run_notes`)."""
     lines = ["stage       calls      model                     prompt tok  completion tok"
              "     cost USD  batch USD"]
     for s in stages:
@@ -115,4 +117,5 @@ def render(stages: list[StagePlan]) -> str:
                      f"(batch: {sum(s.batch_cost_usd or 0.0 for s in stages):.4f} USD)")
     lines.append("tokens are estimates: prompts at 4 characters per token without retrieved "
                  "evidence; completions at their max_tokens budget (an upper bound)")
+    lines.extend(notes)
     return "\n".join(lines) + "\n"

@@ -17,7 +17,7 @@ from pydantic import Discriminator, Field, Tag, TypeAdapter
 from snapaudit._kinds import KindModel, flat_family
 
 Backend = Literal["openai", "anthropic", "local"]
-ResponseFormat = Literal["json_schema", "json_object", "json_object_schema", "guided_json",
+ResponseFormat = Literal["auto", "json_schema", "json_object", "json_object_schema", "guided_json",
                          "ollama_format", "text", "none"]
 
 
@@ -32,7 +32,10 @@ class _Common(KindModel):
     # (OpenAI, vLLM, llama.cpp server), json_object, json_object_schema (llama-cpp-python's
     # server), guided_json (vLLM), ollama_format (Ollama), text (nothing requested; a bare
     # answer is accepted), none (nothing requested; JSON still required). The anthropic and
-    # local backends only tell "none" from the rest.
+    # local backends only tell "none" from the rest. auto (the template's value): a fresh
+    # run probes the endpoint for the first dialect it honours and records it in
+    # protocol.resolved.toml (snapaudit.run.dialect); the default stays json_schema so
+    # protocols that omit the key keep their hash.
     response_format: ResponseFormat = "json_schema"
 
 

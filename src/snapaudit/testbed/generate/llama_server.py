@@ -3,8 +3,8 @@
 ``LlamaServer()`` starts ``python -m llama_cpp.server`` on the embedded SmolLM2 GGUF (or any
 GGUF) on a free loopback port and waits until ``/v1/models`` answers; use its ``base_url``
 with ``[generator] backend = "openai"`` and ``response_format = "json_object_schema"`` (the
-dialect that server understands). Needs the ``server`` extra
-(``pip install 'snapaudit[server]'``).
+dialect that server understands; ``"auto"`` finds it with one refused probe). Needs the
+``server`` extra (``pip install 'snapaudit[server]'``).
 """
 
 from __future__ import annotations

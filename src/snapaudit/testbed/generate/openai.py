@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from snapaudit.errors import TransportInvalid
+from snapaudit.errors import BackendError, ConfigError, TransportInvalid
 from snapaudit.systems.failure import R
 from snapaudit.systems.replicas import ReplicaPool, call_replica
 from snapaudit.systems.resources import RunResources
+from snapaudit.testbed.generate._gbnf import MAX_STRING_CHARS
 from snapaudit.testbed.generate._http import (
     JsonPoster,
     join_url,
@@ -82,10 +83,22 @@ class OpenAIGenerator:
 
     async def generate(self, request: GenerationRequest) -> GenerationResult:
         body = self.request_body(request)
-        replica, (payload, latency) = await call_replica(
-            self.pool,
-            lambda base: self._poster.post(join_url(base, "/chat/completions"), self._headers,
-                                           body))
+        try:
+            replica, (payload, latency) = await call_replica(
+                self.pool,
+                lambda base: self._poster.post(join_url(base, "/chat/completions"),
+                                               self._headers, body))
+        except TransportInvalid as exc:
+            hint = dialect_hint(exc.body or exc.detail)
+            if not hint:
+                raise
+            raise TransportInvalid(exc.reason, detail=exc.detail, retry_after=exc.retry_after,
+                                   body=_with_hint(exc.body, hint)) from None
+        except BackendError as exc:
+            hint = dialect_hint(str(exc))
+            if not hint:
+                raise
+            raise type(exc)(f"{exc}{hint}") from None
         return self.parse(payload, latency, replica)
 
     def parse(self, payload: dict[str, Any], latency: float,
@@ -114,14 +127,37 @@ class OpenAIGenerator:
         await self._poster.aclose()
 
 
+def dialect_hint(message: str) -> str:
+    """What to try when a refusal names ``response_format`` (else ""); short, since a
+    failing run quotes an error in 300 characters (snapaudit.run.execution.failures)."""
+    if "response_format" not in message:
+        return ""
+    return ('; set generator.response_format = "json_object_schema" (llama-cpp-python\'s '
+            'server) or "auto"')
+
+
+def _with_hint(body: str, hint: str) -> str:
+    """``hint`` right after the server's own words (before the body's size and hash), so a
+    quote cut short still has both."""
+    cut = body.find(" bytes, sha256 ")
+    start = body.rfind("; ", 0, cut) if cut >= 0 else -1
+    if start < 0:
+        return f"{body}{hint}"
+    return f"{body[:start]}{hint}{body[start:]}"
+
+
 def structured_output(dialect: str, schema: dict[str, Any] | None) -> dict[str, Any]:
-    """The body fields that ask a server for JSON in ``dialect`` (none for text/none)."""
+    """The body fields that ask a server for JSON in ``dialect`` (none for text/none);
+    "auto" must have been resolved (snapaudit.run.dialect) before any call."""
+    if dialect == "auto":
+        raise ConfigError('response_format = "auto" is resolved by the run\'s preflight '
+                          "probe; set a concrete dialect to call this generator directly")
     if dialect in ("none", "text") or schema is None:
         return {}
     if dialect == "json_object":
         return {"response_format": {"type": "json_object"}}
-    if dialect == "json_object_schema":  # llama-cpp-python's server
-        return {"response_format": {"type": "json_object", "schema": schema}}
+    if dialect == "json_object_schema":  # llama-cpp-python's server: it grammars maxLength
+        return {"response_format": {"type": "json_object", "schema": capped_strings(schema)}}
     if dialect == "guided_json":  # vLLM's extra parameter
         return {"guided_json": schema}
     if dialect == "ollama_format":  # Ollama: the schema as "format"
@@ -130,6 +166,22 @@ def structured_output(dialect: str, schema: dict[str, Any] | None) -> dict[str, 
         "type": "json_schema",
         "json_schema": {"name": "response", "strict": True, "schema": schema},
     }}
+
+
+def capped_strings(schema: Any) -> Any:
+    """``schema`` with every string lacking bounds given the in-process generator's caps
+    (1 to :data:`~snapaudit.testbed.generate._gbnf.MAX_STRING_CHARS` characters): without
+    them llama-cpp-python's schema grammar lets a small model write an endless string
+    until ``max_tokens`` cuts the JSON off."""
+    if isinstance(schema, list):
+        return [capped_strings(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: capped_strings(v) for k, v in schema.items()}
+    if out.get("type") == "string" and "enum" not in out and "const" not in out:
+        out.setdefault("minLength", 1)
+        out.setdefault("maxLength", MAX_STRING_CHARS)
+    return out
 
 
 def _message_text(payload: dict[str, Any]) -> tuple[str, str | None]:
