@@ -129,3 +129,29 @@ def test_a_section_added_within_schema_2_may_be_absent(tmp_path: Path,
     assert result.sample is None and result.secondary.distribution is None
     written = result.to_json()
     assert {k: v for k, v in written.items() if k in doc} == doc and written["sample"] is None
+
+
+def _without(value: object, keys: set[str]) -> object:
+    if isinstance(value, dict):
+        return {k: _without(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [_without(v, keys) for v in value]
+    return value
+
+
+def test_results_of_the_release_before_the_exact_bootstrap_are_read(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # that release wrote no bootstrap "method" per interval and no comparison.bootstrap
+    path = _analyze(tmp_path / "r.json", "--bootstrap", "draws", "--draws", "500",
+                    "--permutations", "0")
+    capsys.readouterr()
+    doc = _without(json.loads(path.read_text(encoding="utf-8")), {"method", "bootstrap"})
+    assert isinstance(doc, dict) and "bootstrap" not in doc["comparison"]
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    result = snapaudit.read_results(path)
+    assert result.comparison.bootstrap == "draws"  # what that release always did
+    assert _without(result.to_json(), {"method", "bootstrap"}) == doc
+    doc["gate"]["verdict"] = "not " + str(doc["gate"]["verdict"])  # still checked
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(InputError, match="not self-consistent: gate"):
+        snapaudit.read_results(path)

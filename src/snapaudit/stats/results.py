@@ -58,11 +58,21 @@ def read_results(path: str | Path) -> AnalysisResult:
     except InputError as exc:
         raise InputError(str(exc), path=str(path)) from None
     written = result.to_json()
-    differ = [k for k in data if data[k] != written.get(k)]
+    differ = [k for k in data if k not in written or not _agrees(data[k], written[k])]
     if differ:  # a computed key (verdict, gate.verdict, ...) disagrees with the rest
         raise InputError(f"results are not self-consistent: {', '.join(differ)} do not match "
                          "what the other keys give", path=str(path))
     return result
+
+
+def _agrees(given: Any, written: Any) -> bool:
+    """``given`` equals ``written`` except for keys ``given`` lacks (keys added within the
+    schema version, e.g. a bootstrap ``method``: an earlier release wrote no such key)."""
+    if isinstance(given, dict) and isinstance(written, dict):
+        return all(k in written and _agrees(v, written[k]) for k, v in given.items())
+    if isinstance(given, list) and isinstance(written, list):
+        return len(given) == len(written) and all(map(_agrees, given, written))
+    return bool(given == written)
 
 
 def result_from_json(data: Mapping[str, Any]) -> AnalysisResult:
