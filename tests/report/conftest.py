@@ -47,7 +47,7 @@ def make_run(root: Path, *, hostile: bool = False, n_questions: int = 12) -> Pat
     tables = root / "tables"
     tables.mkdir(parents=True)
     labels = rule_labels(rows)
-    gold = {str(g["question_id"]): tuple(g["answers"])  # type: ignore[arg-type]
+    gold: dict[str, tuple[str, ...]] = {str(g["question_id"]): tuple(g["answers"])  # type: ignore[arg-type]
             for g in world.gold}
     write_answers(tables / "answers.jsonl", rows)
     write_labels(tables / "labels.jsonl", labels)
