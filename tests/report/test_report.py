@@ -6,23 +6,38 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from markdown_it import MarkdownIt
 
+from snapaudit.errors import InputError
 from snapaudit.report import figures
 from snapaudit.report.build import write_report
 from snapaudit.report.comparison import FILTERS, AnswerGroup, RowFilter, comparison
 from snapaudit.report.drilldown import path_letters
 from snapaudit.report.html import script_json
 from snapaudit.report.load import RunView
+from snapaudit.stats.agreement import JudgeAgreement
+from snapaudit.stats.analysis import AnalysisResult
 from snapaudit.stats.plants import score_plants
+from snapaudit.stats.results import read_results
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
+from tests.report.conftest import analyzed
+
+
+def _results(run_dir: Path) -> AnalysisResult:
+    return read_results(run_dir / "results.json")
 
 
 def test_html_and_markdown_state_the_same_headline(run_dir: Path) -> None:
+    r = _results(run_dir)
+    sem, ex = r.kernels["semantic"], r.kernels["exact"]
+    assert r.utility is not None and r.verdict().key == "incompatible"
     paths = write_report(run_dir)
     html, md = paths.html.read_text(), paths.markdown.read_text()
-    for text in ("18.75", "[5.00, 31.25]", "20.00", "INCOMPATIBLE", "Table 1. Locked design",
-                 "Table 4. Per-step decomposition", "n0 → n1", "4.17 pp"):
+    for text in (f"{sem.d_hat:.2f}", f"[{sem.ci95[0]:.2f}, {sem.ci95[1]:.2f}]",
+                 f"{ex.lcb95:.2f}", "INCOMPATIBLE", "Table 1. Locked design",
+                 "Table 4. Per-step decomposition", "n0 → n1",
+                 f"(change {r.utility.em_delta:.2f} pp)"):
         assert text in html and text in md, text
     assert "<svg" in html and "http://" not in html.replace("http://www.w3.org/2000/svg", "")
 
@@ -35,7 +50,8 @@ def test_report_is_deterministic(run_dir: Path, tmp_path: Path) -> None:
 def test_plant_recall_and_precision_in_report(run_dir: Path) -> None:
     md = write_report(run_dir).markdown.read_text()
     plants = json.loads((run_dir / "plants.json").read_text())["questions"]
-    flagged = ["q002", "q005", "q009"]
+    flagged = list(_results(run_dir).flips.question_ids)
+    assert flagged
     score = score_plants(plants, flagged)
     assert f"({len(score.hits)} of {len(score.planted)} planted flips" in md
 
@@ -85,8 +101,8 @@ def test_comparison_rows_by_hand() -> None:
                _row("q1", "n7", 2, "Lyon", ("d2", "d3")),
                _row("q2", "n1", 1, "Rome", ("d5",)), _row("q2", "n1", 2, "rome", ("d5",)),
                _row("q2", "n7", 1, "Rome", ("d5",)), _row("q2", "n7", 2, "Rome", ("d5",))]
-    results = {"comparison": {"old": "n1", "new": "n7", "benchmark": "nq"},
-               "flips": {"kernel": "exact", "question_ids": ["q1"]}}
+    results = analyzed(answers)  # exact kernel only: no labels, and no gold for the analysis
+    assert results.flips.kernel == "exact" and results.flips.question_ids == ("q1",)
     view = RunView(Path("."), results, answers, [], gold={"q1": ("Paris",), "q2": ("Rome",)})
     cmp = comparison(view)
     assert [r.id for r in cmp.rows] == ["q1"] and cmp.unchanged == 1  # q2 differs by case
@@ -105,7 +121,7 @@ def test_comparison_rows_by_hand() -> None:
 
 def test_filters_are_a_list_a_new_one_extends() -> None:
     answers = [_row("q1", s, r, a, ()) for s, a in (("n1", "A"), ("n7", "B")) for r in (1, 2)]
-    view = RunView(Path("."), {"comparison": {"old": "n1", "new": "n7"}}, answers, [])
+    view = RunView(Path("."), analyzed(answers), answers, [])
     extra = RowFilter("mine", "my filter", lambda ctx: ctx.qid == "q1")
     cmp = comparison(view, [*FILTERS, extra])
     assert cmp.filters[-1] == ("mine", "my filter") and "mine" in cmp.rows[0].tags
@@ -117,8 +133,8 @@ def test_semantic_kernel_is_named_and_used() -> None:
     refs = [AnswerRef(s, r) for s in ("n1", "n7") for r in (1, 2)]
     labels = [PairLabel("q1", a, b, True, "rule") for i, a in enumerate(refs)
               for b in refs[i + 1:]]
-    results = {"comparison": {"old": "n1", "new": "n7"},
-               "kernels": {"semantic": {"judge": "rule"}}}
+    results = analyzed(answers, labels)
+    assert results.kernels["semantic"].judge == "rule"
     cmp = comparison(RunView(Path("."), results, answers, labels))
     assert cmp.kernel == "semantic kernel (judge rule)"
     assert cmp.rows[0].d_i == 0.0 and "changed" not in cmp.rows[0].tags
@@ -133,37 +149,32 @@ def test_path_letters_return_to_an_earlier_answer() -> None:
 def test_judges_table_by_hand() -> None:
     from snapaudit.report.content import judges_table
 
-    table = judges_table({"judges": {"judges": ["rule", "llm"], "pairs": 10, "questions": 2,
-                                     "agreement": 90.0, "agreement_ci95": [80.0, 100.0],
-                                     "kappa": 0.8, "kappa_ci95": None,
-                                     "partitions_identical": 50.0,
-                                     "partitions_identical_ci95": [0.0, 100.0],
-                                     "d_hat": {"rule": 1.0, "llm": None}}})
+    table = judges_table(JudgeAgreement(("rule", "llm"), pairs=10, questions=2,
+                                        agreement=90.0, agreement_ci95=(80.0, 100.0),
+                                        kappa=0.8, kappa_ci95=None, partitions_identical=50.0,
+                                        partitions_identical_ci95=(0.0, 100.0),
+                                        d_hat={"rule": 1.0, "llm": None}))
     assert table is not None
     rows = dict(table.rows)
     assert rows["agreement"] == "90.00 [80.00, 100.00]" and rows["Cohen's kappa"] == "0.80 -"
-    assert rows["semantic D by llm"] == "-" and judges_table({"judges": None}) is None
+    assert rows["semantic D by llm"] == "-" and judges_table(None) is None
 
 
 def test_overlap_in_documents_and_beyond_d_section(run_dir: Path) -> None:
-    results = json.loads((run_dir / "results.json").read_text())
-    results["overlap"].update(k=8, mean_docs=1.19)
-    results["flip_rates"] = {
-        "nfr": {"point": 8.33, "ci95": [4.0, 12.5]}, "pfr": {"point": 12.5, "ci95": [6.0, 20.0]},
-        "nfi": {"point": 22.2, "ci95": [10.0, 35.0]}, "btc": {"point": 85.7, "ci95": [70.0, 95.0]},
-        "bec": {"point": 77.8, "ci95": [65.0, 90.0]}, "comparisons": 24,
-        "negative_question_ids": ["q003", "q007"]}
-    results["utility"]["delta"] = {"em": {"point": 4.17, "ci95": [-8.33, 16.67],
-                                          "p_nonpositive": 0.3412},
-                                   "f1": {"point": 4.0, "ci95": [-6.5, 15.0],
-                                          "p_nonpositive": 0.3}}
-    results["distribution_test"] = {"permutations": 10000,
-                                    "exact": {"mmd2": 0.4, "p_value": 0.0021}}
-    (run_dir / "results.json").write_text(json.dumps(results))
+    r = _results(run_dir)  # gold and permutations: every secondary part is there
+    sec, o = r.secondary, r.overlap
+    assert o is not None and o.k == 8 and sec.flip_rates is not None
+    assert sec.utility_delta is not None and sec.distribution is not None
+    nfr, neg = sec.flip_rates.rates["nfr"], sec.flip_rates.negative_question_ids
+    assert nfr.ci95 is not None
     paths = write_report(run_dir)
     html, md = paths.html.read_text(), paths.markdown.read_text()
-    for text in ("1.19 of 8 documents", "Beyond D", "negative flip rate NFR", "[4.00, 12.50]",
-                 "q003, q007", "P(change ≤ 0)", "0.3412", "0.0021"):
+    for text in (f"{o.mean_docs:.2f} of 8 documents", "Beyond D", "negative flip rate NFR",
+                 f"[{nfr.ci95[0]:.2f}, {nfr.ci95[1]:.2f}]",
+                 f"Negatively flipped questions (EM-match → EM-nonmatch on a matched repeat): "
+                 f"{len(neg)}" + (f": {', '.join(neg)}" if neg else "."), "P(change ≤ 0)",
+                 f"{sec.utility_delta['em'].p_nonpositive:.4f}",
+                 f"{sec.distribution.kernels['exact'].p_value:.4f}"):
         assert text in html and text in md, text
 
 
@@ -194,12 +205,23 @@ def test_report_figures_label_every_axis_and_split_units(run_dir: Path) -> None:
     for svg in svgs:
         assert svg.count('class="axis"') == 2 == svg.count('class="axis-label"'), svg[:200]
     assert "pp / questions" not in html
-    assert "Strict flips (exact kernel)" not in md  # RESULTS has no flips.kernel: semantic
+    assert "Strict flips (exact kernel)" not in md  # the flips of the semantic kernel
+    assert "Strict flips (semantic kernel)" in md
     assert "[M] the answer matches a gold answer" in md and "[M] the answer matches" in html
 
 
 def test_small_sample_warning_in_both_files(run_dir: Path) -> None:
-    paths = write_report(run_dir)  # RESULTS: 12 questions, no sample section -> 50 bar
+    paths = write_report(run_dir)  # 12 questions: far below what the audit's variance needs
     for text in (paths.html.read_text(), paths.markdown.read_text()):
         assert "SMALL SAMPLE: 12 questions" in text and "provisional" in text
         assert "INCOMPATIBLE: every gate rule holds" in text
+
+
+def test_results_of_schema_1_are_refused_naming_the_version(run_dir: Path) -> None:
+    doc = json.loads((run_dir / "results.json").read_text())
+    doc["schema_version"] = 1  # as an earlier release wrote it
+    (run_dir / "results.json").write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="schema_version 1") as info:
+        write_report(run_dir)
+    assert str(run_dir / "results.json") in str(info.value)
+    assert not (run_dir / "report.html").exists()

@@ -28,6 +28,7 @@ def command(out: Path, questions: int, seed: int, overrides: tuple[str, ...],
     from snapaudit.demo.run import DemoConfig, run_demo
     from snapaudit.report.model import num
     from snapaudit.report.summary import results_summary
+    from snapaudit.stats.results import result_from_json
 
     progress = make_progress(progress_kind)
     try:
@@ -36,7 +37,7 @@ def command(out: Path, questions: int, seed: int, overrides: tuple[str, ...],
     finally:
         progress.close()
 
-    click.echo(results_summary(outcome.results), nl=False)
+    click.echo(results_summary(result_from_json(outcome.results)), nl=False)
     score = outcome.plant_score
     if score is not None:
         click.echo(f"planted flips: recall {num(score['recall'])}, precision "

@@ -89,14 +89,14 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
         from snapaudit.run.record.readonly import finished_results, read_only_finished
 
         if read_only_finished(target):  # nothing can be written: verify, print, done
-            results = finished_results(protocol, target)
+            from snapaudit.stats.results import result_from_json
+
+            results = result_from_json(finished_results(protocol, target))
             click.echo(f"run already complete: {target} is read-only; its results were "
                        "verified, not re-written")
             click.echo(results_summary(results), nl=False)
             if fail_on == "incompatible":
-                from snapaudit.stats.results import result_from_json
-
-                exit_on_verdict(result_from_json(results).verdict())
+                exit_on_verdict(results.verdict())
             return
     progress = make_progress(progress_kind)
     try:
@@ -111,11 +111,12 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
         click.echo(f"run already complete: every stage of {target} is locked; results "
                    "re-checked")
     click.echo(f"wrote {outcome.results_path}")
-    click.echo(results_summary(outcome.results), nl=False)
-    if fail_on == "incompatible":
-        from snapaudit.stats.results import read_results
+    from snapaudit.stats.results import read_results
 
-        exit_on_verdict((outcome.analysis or read_results(outcome.results_path)).verdict())
+    typed = outcome.analysis or read_results(outcome.results_path)
+    click.echo(results_summary(typed), nl=False)
+    if fail_on == "incompatible":
+        exit_on_verdict(typed.verdict())
 
 
 def exit_on_verdict(verdict: Verdict) -> None:

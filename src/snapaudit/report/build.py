@@ -27,8 +27,7 @@ def plant_score(view: RunView) -> dict[str, Any] | None:
     """Planted-flip recall and precision when the run is the demo world."""
     if view.plants is None:
         return None
-    flagged = (view.results.get("flips") or {}).get("question_ids") or []
-    return score_plants(view.plants, flagged).to_json()
+    return score_plants(view.plants, list(view.results.flips.question_ids)).to_json()
 
 
 def make_report(view: RunView) -> Report:

@@ -14,7 +14,7 @@ largest |contribution| first.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,7 @@ from snapaudit.report.drilldown import path_letters
 from snapaudit.report.load import RunView
 from snapaudit.report.model import AnswerGroup, Comparison, ComparisonRow
 from snapaudit.report.secondary import negative_flip_ids
+from snapaudit.stats.analysis import AnalysisResult
 from snapaudit.stats.churn import per_question
 from snapaudit.stats.kernels import AnswerGrid, ExactKernel, Kernel, SemanticKernel
 from snapaudit.stats.normalize import normalizer
@@ -37,7 +38,7 @@ class RowContext:
     """What a filter may read about one question."""
 
     qid: str
-    results: Mapping[str, Any]
+    results: AnalysisResult
     grid: AnswerGrid
     kernel: Kernel
     old: str
@@ -54,7 +55,7 @@ class RowFilter:
 
 
 def _flip_ids(ctx: RowContext) -> set[str]:
-    return set((ctx.results.get("flips") or {}).get("question_ids") or [])
+    return set(ctx.results.flips.question_ids)
 
 
 def _em_transition(ctx: RowContext) -> bool:
@@ -78,17 +79,17 @@ FILTERS: list[RowFilter] = [
     RowFilter("flip", "strict flips", lambda ctx: ctx.qid in _flip_ids(ctx)),
     RowFilter("em", "EM transitions (match ↔ nonmatch)", _em_transition),
     RowFilter("negative", "negative flips (EM match → nonmatch)",
-              lambda ctx: ctx.qid in negative_flip_ids(dict(ctx.results))),
+              lambda ctx: ctx.qid in negative_flip_ids(ctx.results)),
     RowFilter("changed", "old ≠ new (some cross pair different)", _changed),
 ]
 
 
 def _kernel(view: RunView, grid: AnswerGrid) -> tuple[Kernel, str]:
-    semantic = (view.results.get("kernels") or {}).get("semantic")
-    judge = semantic.get("judge") if isinstance(semantic, dict) else None
+    semantic = view.results.kernels.get("semantic")
+    judge = semantic.judge if semantic is not None else None
     if view.labels and judge:
         return SemanticKernel(view.labels, str(judge)), f"semantic kernel (judge {judge})"
-    bench = str((view.results.get("comparison") or {}).get("benchmark", "nq"))
+    bench = view.results.comparison.benchmark
     return ExactKernel(grid, normalizer(bench)), "exact kernel (no judge)"
 
 
@@ -113,12 +114,12 @@ def _verdicts(kernel: Kernel, grid: AnswerGrid, qid: str, old: str, new: str) ->
 
 def comparison(view: RunView, filters: Sequence[RowFilter] | None = None) -> Comparison:
     """The rows of the comparison view of a run (plain data; renderers escape)."""
-    comp = view.results.get("comparison") or {}
-    old, new = str(comp.get("old")), str(comp.get("new"))
+    comp = view.results.comparison
+    old, new = comp.old, comp.new
     grid = AnswerGrid.from_rows(view.answers)
     kernel, kernel_name = _kernel(view, grid)
     d = per_question(grid, kernel, old, new).d
-    bench = normalizer(str(comp.get("benchmark", "nq")))
+    bench = normalizer(comp.benchmark)
     rows_by_q: dict[str, list[AnswerRow]] = {}
     for row in view.answers:
         rows_by_q.setdefault(row.question_id, []).append(row)
@@ -126,7 +127,7 @@ def comparison(view: RunView, filters: Sequence[RowFilter] | None = None) -> Com
     for lab in view.labels:
         labels_by_q.setdefault(lab.question_id, []).append(lab)
     active = list(FILTERS if filters is None else filters)
-    flips = set((view.results.get("flips") or {}).get("question_ids") or [])
+    flips = set(view.results.flips.question_ids)
     states = [s for s in view.states if s in grid.states]
     rows, unchanged = [], 0
     for i, qid in enumerate(grid.question_ids):

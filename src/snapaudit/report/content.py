@@ -1,7 +1,9 @@
 """What the report says: headline, figures and Tables 1-4, built from a run's results.
 
-Reads the results JSON (docs/results-schema.md; percentages and percentage points as the
-analysis writes them) and the run tables; returns a :class:`Report` both renderers share.
+Reads the typed results (:class:`~snapaudit.stats.analysis.AnalysisResult`, as
+:func:`snapaudit.stats.results.read_results` reads results.json; percentages and percentage
+points as the analysis writes them) and the run tables; returns a :class:`Report` both
+renderers share.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from snapaudit.report.drilldown import trajectory_table
 from snapaudit.report.load import RunView
 from snapaudit.report.model import Figure, Report, Section, Table, interval, num
 from snapaudit.report.secondary import overlap_docs, secondary_section
-from snapaudit.stats.verdict import verdict_of
+from snapaudit.stats.agreement import JudgeAgreement
+from snapaudit.stats.analysis import AnalysisResult, KernelStats
 
 KERNELS = ("exact", "semantic")
 TRANSITIONS = (("match_to_match", "match → match"), ("match_to_nonmatch", "match → nonmatch"),
@@ -23,75 +26,60 @@ TRANSITIONS = (("match_to_match", "match → match"), ("match_to_nonmatch", "mat
                ("nonmatch_to_different_nonmatch", "nonmatch → different nonmatch"))
 
 
-def _get(data: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(data, dict):
-            return None
-        data = data.get(key)
-    return data
+def _pair(r: AnalysisResult) -> tuple[str, str]:
+    return r.comparison.old, r.comparison.new
 
 
-def _f(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+def _kernels(r: AnalysisResult) -> list[KernelStats]:
+    return [r.kernels[k] for k in KERNELS if k in r.kernels]
 
 
-def _pair(r: dict[str, Any]) -> tuple[str, str]:
-    return str(_get(r, "comparison", "old")), str(_get(r, "comparison", "new"))
-
-
-def verdict(r: dict[str, Any]) -> tuple[str, bool | None]:
+def verdict(r: AnalysisResult) -> tuple[str, bool | None]:
     """The verdict line (the one vocabulary of :mod:`snapaudit.stats.verdict`) and whether it
     is INCOMPATIBLE (``False``), or ``None`` for every other verdict."""
-    v = verdict_of(r)
+    v = r.verdict()
     return v.line(), (False if v.key == "incompatible" else None)
 
 
-def headline(r: dict[str, Any]) -> Section:
+def headline(r: AnalysisResult) -> Section:
     old, new = _pair(r)
-    rows = []
-    for kernel in KERNELS:
-        k = _get(r, "kernels", kernel)
-        if not isinstance(k, dict):
-            continue
-        rows.append((kernel, num(k.get("within")), num(k.get("cross")), num(k.get("d_hat")),
-                     num(k.get("lcb95")), interval(k.get("ci95")), num(k.get("p_nonpositive"), 4)))
+    rows = [(k.kernel, num(k.within), num(k.cross), num(k.d_hat), num(k.lcb95),
+             interval(k.ci95), num(k.p_nonpositive, 4)) for k in _kernels(r)]
     churn = Table(f"Excess answer churn {old} → {new} (percent; D in percentage points)",
                   ("kernel", "Within", "Cross", "D", "LCB95", "95% CI", "P(D ≤ 0)"), tuple(rows))
-    em_old, em_new = _get(r, "utility", old, "em"), _get(r, "utility", new, "em")
-    paragraphs = [f"Comparison {old} → {new}: {num(_get(r, 'comparison', 'questions'))} "
-                  f"questions × {num(_get(r, 'comparison', 'repeats'))} repeats.",
+    u = r.utility
+    em_old = u.states[old].em if u is not None and old in u.states else None
+    em_new = u.states[new].em if u is not None and new in u.states else None
+    paragraphs = [f"Comparison {old} → {new}: {num(r.comparison.questions)} "
+                  f"questions × {num(r.comparison.repeats)} repeats.",
                   f"Exact match {num(em_old)} % → {num(em_new)} % "
-                  f"(change {num(_get(r, 'utility', 'em_delta'))} pp)."]
-    rules = _get(r, "gate", "rules") or []
-    gate_rows = tuple((str(_get(x, "rule") or x), num(_get(x, "value")),
-                       "holds" if _get(x, "passed") else "does not hold") for x in rules)
+                  f"(change {num(u.em_delta if u is not None else None)} pp)."]
+    gate_rows = tuple((x.rule, num(x.value), "holds" if x.passed else "does not hold")
+                      for x in r.gate.rules)
     gate = Table("Release gate rules (all must hold for the gate to flag excess churn)",
                  ("rule", "value", "outcome"), gate_rows)
     return Section("Headline", tuple(paragraphs), (churn, gate))
 
 
-def _scatter(r: dict[str, Any]) -> Figure:
-    em = _f(_get(r, "utility", "em_delta")) or 0.0
+def _scatter(r: AnalysisResult) -> Figure:
+    em = (float(r.utility.em_delta) if r.utility is not None else None) or 0.0
     points, rows = [], []
-    for kernel in KERNELS:
-        k = _get(r, "kernels", kernel)
-        d = _f(_get(k, "d_hat"))
-        if d is None:
-            continue
-        ci = _get(k, "ci95") if isinstance(_get(k, "ci95"), list) else [None, None]
-        points.append(figures.Point(kernel, em, d, _f(ci[0]), _f(ci[1])))
-        rows.append((kernel, num(em), num(d), interval(ci)))
+    for k in _kernels(r):
+        d = float(k.d_hat)
+        ci = k.ci95
+        points.append(figures.Point(k.kernel, em, d, float(ci[0]), float(ci[1])))
+        rows.append((k.kernel, num(em), num(d), interval(ci)))
     svg = figures.scatter(points, "EM change (pp)", "excess churn D (pp)",
                           "Excess churn against EM change")
     return Figure("Excess churn D against EM change, with 95% intervals",
                   svg, Table("", ("kernel", "EM change", "D", "95% CI"), tuple(rows)))
 
 
-def _transitions(r: dict[str, Any]) -> Figure | None:
-    t = _get(r, "transitions")
-    if not isinstance(t, dict):
+def _transitions(r: AnalysisResult) -> Figure | None:
+    if not r.transitions:
         return None
-    shares = [_f(t.get(key)) or 0.0 for key, _ in TRANSITIONS]
+    percent = (r.transitions.get("semantic") or r.transitions["exact"]).percent()
+    shares = [float(percent[key]) for key, _ in TRANSITIONS]
     names = [name for _, name in TRANSITIONS]
     old, new = _pair(r)
     svg = figures.stacked([f"{old} → {new}"], names, [shares],
@@ -102,57 +90,40 @@ def _transitions(r: dict[str, Any]) -> Figure | None:
                   Table("", ("transition", "percent"), rows))
 
 
-def _histogram(r: dict[str, Any]) -> Figure | None:
-    hist = _get(r, "overlap", "histogram")
-    if isinstance(hist, dict):
-        items = sorted((int(k), _f(v) or 0.0) for k, v in hist.items())
-    elif isinstance(hist, list):
-        items = [(i, _f(v) or 0.0) for i, v in enumerate(hist)]
-    else:
+def _histogram(r: AnalysisResult) -> Figure | None:
+    o = r.overlap
+    if o is None:
         return None
-    k = _get(r, "overlap", "k")
-    if isinstance(k, int):
-        have = dict(items)
-        items = [(i, have.get(i, 0.0)) for i in range(k + 1)]
+    have = {int(k): float(v) for k, v in o.histogram.items()}
+    items = [(i, have.get(i, 0.0)) for i in range(o.k + 1)]
     labels = [str(k) for k, _ in items]
     svg = figures.bars(labels, [("questions", [v for _, v in items])],
                        "documents shared by the old and new top-k lists", "questions",
                        "Top-k document overlap", counts=True)
     rows = tuple((str(k), num(v, 0)) for k, v in items)
     docs = overlap_docs(r)
-    caption = (f"Documents shared by the two top-k lists (mean {num(_get(r, 'overlap', 'mean'))}"
+    caption = (f"Documents shared by the two top-k lists (mean {num(o.mean)}"
                + (f", {docs}" if docs else "")
-               + f", none shared: {num(_get(r, 'overlap', 'zero_rate'))} %)")
+               + f", none shared: {num(o.zero_rate)} %)")
     return Figure(caption, svg, Table("", ("shared documents", "questions"), rows))
 
 
-def ladder_steps(r: dict[str, Any]) -> list[dict[str, Any]]:
-    """Ladder steps as dicts with ``step``, ``d_hat``, ``flips``, ``questions``."""
-    ladder = _get(r, "ladder")
-    steps = ladder
-    if isinstance(ladder, dict) and "steps" in ladder:
-        steps = list(ladder["steps"] or [])
-        if isinstance(ladder.get("endpoints"), dict):
-            steps.append(ladder["endpoints"])
-    out = []
-    if isinstance(steps, dict):
-        steps = [{"step": k, **v} for k, v in steps.items() if isinstance(v, dict)]
-    for s in steps or []:
-        name = s.get("step") or f"{s.get('old', s.get('from'))} → {s.get('new', s.get('to'))}"
-        d = s.get("d_hat", _get(s, "semantic", "d_hat"))
-        flips = s.get("flips", _get(s, "semantic", "flips"))
-        flips = flips.get("count") if isinstance(flips, dict) else flips
-        out.append({"step": str(name).replace("->", "→"), "d_hat": _f(d), "flips": flips,
-                    "questions": s.get("questions", _get(r, "comparison", "questions"))})
-    return out
+def ladder_steps(r: AnalysisResult) -> list[dict[str, Any]]:
+    """Ladder steps (then the endpoints) as dicts with ``step``, ``d_hat``, ``flips``,
+    ``questions``."""
+    if r.ladder is None:
+        return []
+    return [{"step": f"{s.old} → {s.new}".replace("->", "→"), "d_hat": float(s.d_hat),
+             "flips": s.flips, "questions": r.comparison.questions}
+            for s in (*r.ladder.steps, r.ladder.endpoints)]
 
 
-def _ladder(r: dict[str, Any]) -> tuple[list[Figure], Table | None]:
+def _ladder(r: AnalysisResult) -> tuple[list[Figure], Table | None]:
     """Two figures (D in pp, flips in questions: never one axis for both) and Table 4."""
     steps = ladder_steps(r)
-    if not steps:
+    if not steps or r.ladder is None:
         return [], None
-    kernel = str(_get(r, "ladder", "kernel") or "semantic")
+    kernel = r.ladder.kernel or "semantic"
     rows = []
     for s in steps:
         n, f = s["questions"], s["flips"]
@@ -179,7 +150,7 @@ def design_table(view: RunView) -> Table:
     old, new = _pair(r)
     depth = max((len(a.doc_ids) for a in view.answers if a.doc_ids), default=0)
     judges = sorted({lab.judge for lab in view.labels})
-    rows = (("Cohort", f"{num(_get(r, 'comparison', 'questions'))} questions"),
+    rows = (("Cohort", f"{num(r.comparison.questions)} questions"),
             ("Conditions", ", ".join(view.states) + (f"; top-{depth} evidence" if depth else "")),
             ("Confirmatory pair", f"{old} → {new}"),
             ("Answer cells", f"{len(view.answers)}"),
@@ -205,50 +176,48 @@ def _judging(view: RunView, judges: list[str]) -> str:
     return ", ".join(judges) + (f"; primary judge: {kind}" if kind else "")
 
 
-def _identical(r: dict[str, Any]) -> str:
-    sem = _get(r, "kernels", "semantic")
-    if not isinstance(sem, dict) or sem.get("identical_pairs") is None:
+def _identical(r: AnalysisResult) -> str:
+    sem = r.kernels.get("semantic")
+    if sem is None or sem.identical_pairs is None:
         return "-"
-    return (f"labelled same on {sem['identical_labelled_same']} of {sem['identical_pairs']} "
+    return (f"labelled same on {sem.identical_labelled_same} of {sem.identical_pairs} "
             "pairs whose normalized answers are identical")
 
 
-def judges_table(r: dict[str, Any]) -> Table | None:
+def judges_table(j: JudgeAgreement | None) -> Table | None:
     """Cross-judge agreement when a second judge labelled the answers."""
-    j = _get(r, "judges")
-    if not isinstance(j, dict):
+    if j is None:
         return None
-    d_hat = j.get("d_hat") or {}
-    rows = [("judges", " vs ".join(str(x) for x in j.get("judges") or [])),
-            ("pairs / questions", f"{num(j.get('pairs'))} / {num(j.get('questions'))}"),
-            ("agreement", f"{num(j.get('agreement'))} {interval(j.get('agreement_ci95'))}"),
-            ("Cohen's kappa", f"{num(j.get('kappa'))} {interval(j.get('kappa_ci95'))}"),
-            ("identical partitions", f"{num(j.get('partitions_identical'))} "
-                                     f"{interval(j.get('partitions_identical_ci95'))}")]
-    rows += [(f"semantic D by {name}", num(value)) for name, value in sorted(d_hat.items())]
+    rows = [("judges", " vs ".join(str(x) for x in j.judges)),
+            ("pairs / questions", f"{num(j.pairs)} / {num(j.questions)}"),
+            ("agreement", f"{num(j.agreement)} {interval(j.agreement_ci95)}"),
+            ("Cohen's kappa", f"{num(j.kappa)} {interval(j.kappa_ci95)}"),
+            ("identical partitions", f"{num(j.partitions_identical)} "
+                                     f"{interval(j.partitions_identical_ci95)}")]
+    rows += [(f"semantic D by {name}", num(value)) for name, value in sorted(j.d_hat.items())]
     return Table("Cross-judge agreement", ("", "value"), tuple(rows))
 
 
 def build_report(view: RunView, plant_score: dict[str, Any] | None = None) -> Report:
     r = view.results
     old, new = _pair(r)
-    v = verdict_of(r)
+    v = r.verdict()
     head = headline(r)
     figs = [f for f in (_scatter(r), _transitions(r), _histogram(r)) if f is not None]
     ladder_figs, ladder_table = _ladder(r)
     figs += ladder_figs
-    flips = _get(r, "flips") or {}
-    kernel = str(flips.get("kernel") or "semantic")
-    flip_par = (f"Strict flips ({kernel} kernel) {old} → {new}: {num(flips.get('count'))} "
+    flips = r.flips
+    kernel = flips.kernel or "semantic"
+    flip_par = (f"Strict flips ({kernel} kernel) {old} → {new}: {num(flips.count)} "
                 "questions; "
-                f"they account for {num(flips.get('contribution_pp'))} pp of D, the rest "
-                f"{num(flips.get('rest_pp'))} pp.")
+                f"they account for {num(flips.contribution_pp)} pp of D, the rest "
+                f"{num(flips.rest_pp)} pp.")
     tables = [design_table(view), Table("Table 2. Excess answer churn", head.tables[0].header,
                                         head.tables[0].rows),
-              trajectory_table(view, list(flips.get("question_ids") or []))]
+              trajectory_table(view, list(flips.question_ids))]
     if ladder_table is not None:
         tables.append(ladder_table)
-    judges = judges_table(r)
+    judges = judges_table(r.judges)
     if judges is not None:
         tables.append(judges)
     legend = ((EM_LEGEND,) if view.gold is not None else ())

@@ -16,6 +16,8 @@ from typing import Any
 from snapaudit.errors import InputError
 from snapaudit.run.record.ledger.store import connect_read_only
 from snapaudit.run.record.rundir import RunDir
+from snapaudit.stats import results as stats_results
+from snapaudit.stats.analysis import AnalysisResult
 from snapaudit.tables import AnswerRow, PairLabel, read_answers, read_gold, read_labels
 
 
@@ -24,7 +26,7 @@ class RunView:
     """Everything a report shows, read from disk."""
 
     run_dir: Path
-    results: dict[str, Any]
+    results: AnalysisResult
     answers: Sequence[AnswerRow]
     labels: list[PairLabel] = field(default_factory=list)
     gold: dict[str, tuple[str, ...]] | None = None
@@ -37,12 +39,12 @@ class RunView:
     def states(self) -> list[str]:
         """States in ladder order: the ladder's order when given, then the results' states,
         else first appearance."""
-        section = self.results.get("ladder")
-        ladder = section.get("states") if isinstance(section, dict) else None
-        if not ladder:
-            ladder = self.results.get("comparison", {}).get("states")
-        if isinstance(ladder, list) and ladder:
-            return [str(s) for s in ladder]
+        ladder = self.results.ladder
+        states = ladder.states if ladder is not None and ladder.states else None
+        if not states:
+            states = self.results.comparison.states
+        if states:
+            return [str(s) for s in states]
         seen: list[str] = []
         for row in self.answers:
             if row.state not in seen:
@@ -50,18 +52,13 @@ class RunView:
         return seen
 
 
-def read_results(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+def read_results(path: Path) -> AnalysisResult:
+    """The run's typed results (:func:`snapaudit.stats.results.read_results`; a document of
+    another schema version is refused, naming its version)."""
+    if not path.exists():
         raise InputError("results.json not found: the run is not finished; run `snapaudit "
-                         "run` to complete it",
-                         path=str(path)) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc}", path=str(path), line=exc.lineno) from None
-    if not isinstance(data, dict):
-        raise InputError("expected a JSON object", path=str(path))
-    return data
+                         "run` to complete it", path=str(path))
+    return stats_results.read_results(path)
 
 
 def read_locks(ledger: Path) -> list[dict[str, Any]]:

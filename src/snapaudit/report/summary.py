@@ -6,12 +6,10 @@ per-step decomposition over a ladder (its Table 4), then the gate, utility and d
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from snapaudit.stats.analysis import AnalysisResult
 from snapaudit.stats.transitions import CATEGORIES
-from snapaudit.stats.verdict import verdict_of
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -142,26 +140,24 @@ def secondary_lines(result: AnalysisResult) -> list[str]:
     return lines
 
 
-def results_summary(results: Mapping[str, Any]) -> str:
-    """The short summary ``run``, ``demo`` and ``report`` print from a results document:
+def results_summary(results: AnalysisResult) -> str:
+    """The short summary ``run`` and ``demo`` print from the typed results:
     D per kernel, the verdict (with its small-sample qualifier) and the gate's rules."""
     lines = []
-    for kernel, k in sorted((results.get("kernels") or {}).items()):
-        ci = k.get("ci95") or [None, None]
-        lines.append(f"{kernel:<9} Within {_pp(k.get('within'))}  Cross {_pp(k.get('cross'))}  "
-                     f"D {_signed(k.get('d_hat'))} pp  lcb95 {_signed(k.get('lcb95'))} pp  "
-                     f"95% CI [{_pp(ci[0])}, {_pp(ci[1])}]")
-    v = verdict_of(results)
+    for kernel, k in sorted(results.kernels.items()):
+        lines.append(f"{kernel:<9} Within {_pp(k.within)}  Cross {_pp(k.cross)}  "
+                     f"D {_signed(k.d_hat)} pp  lcb95 {_signed(k.lcb95)} pp  "
+                     f"95% CI [{_pp(k.ci95[0])}, {_pp(k.ci95[1])}]")
+    v = results.verdict()
     lines.append(f"Verdict: {v.label}: {v.meaning}")
     if v.small_sample:
         lines.append(f"  {v.small_sample}; treat this verdict as provisional")
-    for rule in (results.get("gate") or {}).get("rules") or []:
-        note = f" ({rule['note']})" if rule.get("note") else ""
-        lines.append(f"  [{'x' if rule.get('passed') else ' '}] {rule.get('rule')}: "
-                     f"{_pp(rule.get('value'))}{note}")
-    em = (results.get("utility") or {}).get("em_delta")
-    if em is not None:
-        lines.append(f"EM change {em:+.2f} pp")
+    for rule in results.gate.rules:
+        note = f" ({rule.note})" if rule.note else ""
+        lines.append(f"  [{'x' if rule.passed else ' '}] {rule.rule}: "
+                     f"{_pp(rule.value)}{note}")
+    if results.utility is not None and results.utility.em_delta is not None:
+        lines.append(f"EM change {results.utility.em_delta:+.2f} pp")
     return "\n".join(lines) + "\n"
 
 
