@@ -204,9 +204,9 @@ async def _drive(
             await asyncio.sleep(policy.backoff(failures, retry_after))
             await sem.acquire()
         await bucket.acquire()
-        attempt_id, attempt_no = await writer.call(
+        attempt_id, attempt_no, seed_index = await writer.call(
             partial(_begin, stage=stage, key=key, request_hash=request_hash))
-        seed = derive_seed(policy.design_seed, stage, key, attempt_no)
+        seed = derive_seed(policy.design_seed, stage, key, seed_index)
         counts["attempts"] += 1
         start = time.monotonic()
         try:
@@ -246,5 +246,8 @@ async def _drive(
     return False
 
 
-def _begin(ledger: Ledger, stage: str, key: str, request_hash: str) -> tuple[int, int]:
-    return ledger.begin_numbered_attempt_op(stage, key, request_hash)
+def _begin(ledger: Ledger, stage: str, key: str, request_hash: str) -> tuple[int, int, int]:
+    """Begin an attempt: ``(attempt id, attempt number, seed index)`` (Ledger.seed_index:
+    the seed advances only after an attempt that got a response)."""
+    attempt_id, attempt_no = ledger.begin_numbered_attempt_op(stage, key, request_hash)
+    return attempt_id, attempt_no, ledger.seed_index(stage, key, attempt_no)
