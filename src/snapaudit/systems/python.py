@@ -8,7 +8,10 @@ Any exception it raises is one transport-invalid attempt whose reason names the 
 type and message; the engine retries it under the same policy as an HTTP failure.
 
 The spec binds the target, its kwargs and its code: the SHA-256 of the target module's source
-file, or the installed distribution's name and version when the module comes from one.
+file, or the installed distribution's name and version when the module comes from one; the
+local modules it imports and the installed distributions they use (``imports``), and the
+``bind_files`` (``files``): :mod:`snapaudit.systems.python_code`. :func:`python_spec` is that
+spec without building the system (a finished run checks its code cheaply).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from snapaudit.hashing import sha256_file
 from snapaudit.systems.base import AnswerCall, AnswerOutcome
 from snapaudit.systems.config import PythonSystemConfig, RunConfig
 from snapaudit.systems.failure import R
+from snapaudit.systems.python_code import bound_files, imported_code, target_roots
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +120,28 @@ def to_outcome(value: Any, latency_s: float) -> AnswerOutcome:
                          latency_s=latency_s, meta={str(k): v for k, v in meta.items()})
 
 
+def search_path(config: PythonSystemConfig, base_dir: Path | None) -> Path | None:
+    """``python_path`` resolved against the protocol's folder."""
+    if config.python_path is None:
+        return None
+    search = Path(config.python_path)
+    return base_dir / search if not search.is_absolute() and base_dir is not None else search
+
+
+def python_spec(config: PythonSystemConfig, base_dir: Path | None) -> dict[str, Any]:
+    """The spec of a Python system (its target imported if it is not yet)."""
+    search = search_path(config, base_dir)
+    load_target(config.target, search)
+    module_name = config.target.partition(":")[0]
+    roots = target_roots(module_name, [p for p in (base_dir, search) if p is not None])
+    spec: dict[str, Any] = {"kind": "python", "target": config.target,
+                            "kwargs": dict(config.kwargs), "code": code_identity(config.target),
+                            "imports": imported_code(module_name, roots)}
+    if config.bind_files:
+        spec["files"] = bound_files(config.bind_files, base_dir)
+    return spec
+
+
 class PythonSystem:
     """One state's Python callable."""
 
@@ -123,20 +149,18 @@ class PythonSystem:
                  base_dir: Path | None = None):
         self.state = state
         self.config = config
-        search = None
-        if config.python_path is not None:
-            search = Path(config.python_path)
-            if not search.is_absolute() and base_dir is not None:
-                search = base_dir / search
-        self._fn = load_target(config.target, search)
+        self._base_dir = base_dir
+        self._fn = load_target(config.target, search_path(config, base_dir))
+        self._spec: dict[str, Any] | None = None
         self._async = inspect.iscoroutinefunction(self._fn)
         self._timeout_s = run.timeout_s
         self._pool = None if self._async else ThreadPoolExecutor(
             max_workers=run.concurrency, thread_name_prefix=f"snapaudit-{state}")
 
     def spec(self) -> dict[str, Any]:
-        return {"kind": "python", "target": self.config.target,
-                "kwargs": dict(self.config.kwargs), "code": code_identity(self.config.target)}
+        if self._spec is None:  # once: bind_files may be large
+            self._spec = python_spec(self.config, self._base_dir)
+        return self._spec
 
     async def answer(self, call: AnswerCall) -> AnswerOutcome:
         pc = PythonCall(call.question, call.question_id, call.state, call.repeat, call.seed,
