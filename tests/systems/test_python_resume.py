@@ -115,3 +115,21 @@ def test_a_python_system_killed_several_times_gives_the_uninterrupted_answers(
     # the retried questions (first attempt raised) answered with the second seed
     key = next(k for k in clean if k.startswith("q000|"))
     assert clean[key]["answer"] == f"answer {derive_seed(0, 'answer', key, 2) % 7}"
+
+
+def test_audit_inside_a_running_loop_and_aaudit(tmp_path: Path) -> None:
+    import asyncio
+
+    write_world(tmp_path, n=6)
+    proto = seeded_protocol(tmp_path)
+
+    async def notebook_cell() -> tuple[snapaudit.AnalysisResult, snapaudit.AnalysisResult]:
+        blocking = snapaudit.audit(proto, tmp_path / "sync")  # a loop is running here
+        awaited = await snapaudit.aaudit(proto, tmp_path / "async")
+        return blocking, awaited
+
+    blocking, awaited = asyncio.run(notebook_cell())
+    assert blocking.to_json() == awaited.to_json()
+    assert accepted(tmp_path / "sync" / "ledger.sqlite").keys() == \
+        accepted(tmp_path / "async" / "ledger.sqlite").keys()
+    assert len(accepted(tmp_path / "async" / "ledger.sqlite")) == 6 * 2 * 2

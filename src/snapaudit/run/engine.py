@@ -81,6 +81,18 @@ def run_audit(protocol: Protocol, run_dir: Path | RunDir, *, base_dir: Path | No
         return outcome
 
 
+async def arun_audit(protocol: Protocol, run_dir: Path | RunDir, *,
+                     base_dir: Path | None = None, progress: Progress,
+                     systems: Mapping[str, System] | None = None,
+                     resources: RunResources | None = None) -> RunOutcome:
+    """:func:`run_audit` on the caller's running event loop (``await snapaudit.aaudit``): no
+    SIGINT handler of its own; cancelling it stops the run as Ctrl-C does."""
+    rd = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
+    with rd:
+        return await _run_audit(protocol, rd, base_dir or Path.cwd(), progress, systems,
+                                resources)
+
+
 def reanalyze(run_dir: Path | RunDir, progress: Progress) -> RunOutcome:
     """Resume a run from its own resolved protocol (paths resolve against the folder the run
     was started from): every locked stage is kept; tables and results.json are rewritten,
