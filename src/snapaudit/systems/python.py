@@ -5,7 +5,8 @@ The target is imported once per state and called once per attempt with a typed
 (``[run] concurrency`` threads per state); an async one runs on the event loop. It returns the
 answer as a string or a mapping ``{"answer": str, "doc_ids"?: [str, ...], "meta"?: {...}}``.
 Any exception it raises is one transport-invalid attempt whose reason names the exception's
-type and message; the engine retries it under the same policy as an HTTP failure.
+type and message (its redacted traceback, at most 4 KB of the innermost frames, is kept in
+the attempt's meta); the engine retries it under the same policy as an HTTP failure.
 
 The spec binds the target, its kwargs and its code: the SHA-256 of the target module's source
 file, or the installed distribution's name and version when the module comes from one; the
@@ -21,6 +22,7 @@ import importlib
 import inspect
 import sys
 import time
+import traceback
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -33,6 +35,7 @@ from snapaudit.systems.base import AnswerCall, AnswerOutcome
 from snapaudit.systems.config import PythonSystemConfig, RunConfig
 from snapaudit.systems.failure import R
 from snapaudit.systems.python_code import bound_files, imported_code, target_roots
+from snapaudit.systems.redact import redact
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +145,20 @@ def python_spec(config: PythonSystemConfig, base_dir: Path | None) -> dict[str, 
     return spec
 
 
+TRACEBACK_CHARS = 4096
+
+
+def traceback_tail(exc: BaseException, limit: int = TRACEBACK_CHARS) -> str:
+    """``exc``'s traceback, redacted, cut to its last ``limit`` characters at a line start
+    (the innermost frames and the exception itself are kept; the outer frames go first)."""
+    text = redact("".join(traceback.format_exception(exc)))
+    if len(text) <= limit:
+        return text
+    cut = text[-limit:]
+    cut = cut[cut.find("\n") + 1:] if "\n" in cut else cut
+    return "... (outer frames cut)\n" + cut
+
+
 class PythonSystem:
     """One state's Python callable."""
 
@@ -182,8 +199,8 @@ class PythonSystem:
             raise
         except Exception as exc:  # the pipeline's own failure: one retryable attempt
             message = " ".join(str(exc).split())[:300]
-            raise TransportInvalid(R.EXCEPTION, detail=f"{type(exc).__name__}: {message}")\
-                from None
+            raise TransportInvalid(R.EXCEPTION, detail=f"{type(exc).__name__}: {message}",
+                                   traceback=traceback_tail(exc)) from None
         return to_outcome(value, time.monotonic() - start)
 
     async def aclose(self) -> None:

@@ -222,7 +222,8 @@ async def _drive(
                 reason = "retry_after_over_cap"
             await writer.call(partial(
                 Ledger.finish_attempt_op, attempt_id=attempt_id, outcome="transport_invalid",
-                reason=reason, error=detail or None, latency_s=time.monotonic() - start))
+                reason=reason, error=detail or None, latency_s=time.monotonic() - start,
+                meta={"traceback": exc.traceback} if exc.traceback else None))
             fatal = log.record(key, reason, detail or redact(exc.body)[:500])
             if fatal is not None:
                 raise FailFastError(stage, fatal, log.identical, log.cells) from None

@@ -165,6 +165,15 @@ class AttemptTable(LedgerStore):
             "AND outcome IN ('transport_invalid', 'error') ORDER BY id", (stage,))
         return [(str(k), str(r), e) for k, r, e in rows]
 
+    def failure_details(self, stage: str) -> list[tuple[str, int, str, str | None, str | None]]:
+        """``(cell key, attempt number, reason, error, meta JSON)`` of every failed attempt
+        of ``stage``, newest first."""
+        rows = self._db.execute(
+            "SELECT cell_key, attempt_no, COALESCE(reason, outcome), error, meta FROM attempts "
+            "WHERE stage=? AND outcome IN ('transport_invalid', 'error') ORDER BY id DESC",
+            (stage,))
+        return [(str(k), int(n), str(r), e, m) for k, n, r, e, m in rows]
+
     def _accepted_exists(self, stage: str, cell_key: str) -> bool:
         row = self._db.execute(
             "SELECT 1 FROM cells WHERE stage=? AND cell_key=?", (stage, cell_key)
