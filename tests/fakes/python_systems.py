@@ -48,3 +48,10 @@ def seeded(call: PythonCall, delay_s: float = 0.0) -> dict[str, Any]:
     if int(call.question_id[-1]) % 2 == 0 and call.attempt == 1:
         raise RuntimeError(f"index shard offline for {call.question_id}")
     return {"answer": f"answer {call.seed % 7}", "doc_ids": [f"d{call.question_id}"]}
+
+
+def verbose(call: PythonCall) -> dict[str, Any]:
+    """A long-form answer, with document ids numbered anew by each state's index."""
+    return {"answer": f"The answer to question {call.question_id} is, as far as the sources "
+                      "say, the same one",
+            "doc_ids": [f"{call.state}-{call.question_id}"]}

@@ -18,7 +18,8 @@ from tests.helpers.ledger_view import accepted, query
 from tests.helpers.protocol import save_protocol, write_world
 
 
-def seeded_protocol(tmp: Path, name: str = "audit.toml", extra: str = "") -> Path:
+def seeded_protocol(tmp: Path, name: str = "audit.toml", extra: str = "",
+                    target: str = "tests.fakes.python_systems:seeded") -> Path:
     text = f"""
 name = "py"
 [states]
@@ -34,10 +35,10 @@ path = "gold.jsonl"
 [system]
 kind = "python"
 [systems.old]
-target = "tests.fakes.python_systems:seeded"
+target = "{target}"
 {extra}
 [systems.new]
-target = "tests.fakes.python_systems:seeded"
+target = "{target}"
 {extra}
 [gate]
 profile = "exact-only"
@@ -133,3 +134,24 @@ def test_audit_inside_a_running_loop_and_aaudit(tmp_path: Path) -> None:
     assert accepted(tmp_path / "sync" / "ledger.sqlite").keys() == \
         accepted(tmp_path / "async" / "ledger.sqlite").keys()
     assert len(accepted(tmp_path / "async" / "ledger.sqlite")) == 6 * 2 * 2
+
+
+def test_long_answers_and_unstable_ids_are_warned_about(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from snapaudit.cli import cli
+
+    write_world(tmp_path, n=6)
+    proto = seeded_protocol(tmp_path, target="tests.fakes.python_systems:verbose")
+    out = CliRunner().invoke(cli, ["run", str(proto), "--run-dir", str(tmp_path / "run"),
+                                   "--progress", "silent"])
+    assert out.exit_code == 0, out.output
+    path = tmp_path / "run" / "results.json"
+    doc = json.loads(path.read_text())
+    assert [w["code"] for w in doc["warnings"]] == ["long_answers", "unstable_doc_ids"]
+    assert "median words: new 15, old 15" in doc["warnings"][0]["message"]
+    assert snapaudit.read_results(path).to_json() == doc  # round-trips (extra)
+    assert "Warning (long_answers)" in out.output and "Warning (unstable_doc_ids)" in out.output
+    # answers the protocol fits: no warnings key at all
+    snapaudit.audit(seeded_protocol(tmp_path, "fits.toml"), tmp_path / "fits")
+    assert "warnings" not in json.loads((tmp_path / "fits" / "results.json").read_text())

@@ -162,6 +162,8 @@ def results_summary(results: Mapping[str, Any]) -> str:
     em = (results.get("utility") or {}).get("em_delta")
     if em is not None:
         lines.append(f"EM change {em:+.2f} pp")
+    lines += [f"Warning ({w.get('code')}): {w.get('message')}"
+              for w in results.get("warnings") or [] if isinstance(w, Mapping)]
     return "\n".join(lines) + "\n"
 
 

@@ -25,6 +25,7 @@ from snapaudit.run.execution.batch_calls import check_batch_mode
 from snapaudit.run.execution.interrupt import interruptible
 from snapaudit.run.gate_profile import check_evaluable, effective_gate
 from snapaudit.run.preflight import needs_systems, preflight
+from snapaudit.run.protocol_warnings import protocol_warnings
 from snapaudit.run.record import cohort
 from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.record.locks import (
@@ -221,8 +222,11 @@ def _analyze(run: RunContext) -> RunOutcome:
         bootstrap=p.bootstrap.method,
         permutations=p.bootstrap.permutations, gate=effective_gate(p),
         primary_judge=p.judge.name if p.judge.kind != "none" else None)
-    result = analyze(answer_rows(run.ledger, run.questions), config=config,
-                     labels=pair_labels(run), gold=gold)
+    rows = answer_rows(run.ledger, run.questions)
+    result = analyze(rows, config=config, labels=pair_labels(run), gold=gold)
     results = result.to_json()
     results["usage"] = usage_summary(run.ledger, p)
+    warnings = protocol_warnings(p, rows)
+    if warnings:  # only then: results the answers agree with are unchanged
+        results["warnings"] = warnings
     return RunOutcome(run.rd.write_results(results), results, result)
