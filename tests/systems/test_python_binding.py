@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import pytest
+
 from snapaudit.run.bound_systems import describe
 from snapaudit.systems.config import PythonSystemConfig
 from snapaudit.systems.python import python_spec
@@ -78,6 +80,7 @@ def test_the_spec_binds_local_modules_distributions_and_files(tmp_path: Path) ->
     assert describe("new.files.idx/a.bin.sha256") == "state new: bound file idx/a.bin"
 
 
+@pytest.mark.slow
 def test_editing_a_helper_module_of_a_finished_run_is_refused(tmp_path: Path) -> None:
     proto = _world(tmp_path, "bindfin")
     first = snapaudit("run", str(proto), "--run-dir", "run", "--progress", "silent",
