@@ -32,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "write_gold": "snapaudit.tables",
     "RunDir": "snapaudit.run.record.rundir",
     "audit": "snapaudit.run.api",
+    "aaudit": "snapaudit.run.api",
     "Protocol": "snapaudit.run.record.protocol",
     "load_protocol": "snapaudit.run.record.protocol",
     "PythonCall": "snapaudit.systems.python",

@@ -98,10 +98,13 @@ class TransportInvalid(SnapauditError):
     unparseable or schema-violating body, empty or oversized answer."""
 
     def __init__(self, reason: str, *, detail: str = "", retry_after: float | None = None,
-                 body: str = ""):
+                 body: str = "", traceback: str = ""):
         self.reason = reason
         self.detail = detail
         self.retry_after = retry_after
+        # a Python system's failing call: its redacted, bounded traceback (kept in the
+        # attempt's meta; ``snapaudit status --failures`` shows it)
+        self.traceback = traceback
         # a redacted excerpt of an error body that is not kept in the ledger (5xx): used
         # only to tell identical failures apart and to quote them when failing fast
         self.body = body

@@ -13,6 +13,10 @@ def test_root_exports_resolve() -> None:
     assert snapaudit.analyze.__module__ == "snapaudit.stats.analysis"
     assert snapaudit.read_answers.__module__ == "snapaudit.tables.answers"
     assert snapaudit.read_results.__module__ == "snapaudit.stats.results"
+    import inspect
+
+    assert inspect.iscoroutinefunction(snapaudit.aaudit)
+    assert snapaudit.aaudit.__module__ == snapaudit.audit.__module__ == "snapaudit.run.api"
 
 
 def test_unknown_export_is_an_attribute_error() -> None:

@@ -15,7 +15,7 @@ from tests.helpers.cli import exit_code
 from tests.helpers.protocol import write_labels, write_protocol, write_world
 
 
-@pytest.mark.parametrize("kind", ["http", "testbed"])
+@pytest.mark.parametrize("kind", ["http", "testbed", "python"])
 def test_init_writes_a_template_that_validates(tmp_path: Path, kind: str,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / f"{kind}.toml"
@@ -24,6 +24,19 @@ def test_init_writes_a_template_that_validates(tmp_path: Path, kind: str,
     assert protocol.system.kind == kind
     assert exit_code(["init", "--kind", kind, "--out", str(out)]) == 2  # never overwrites
     assert "exists" in capsys.readouterr().err
+
+
+def test_init_python_then_run_works_out_of_the_box(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "audit.toml"
+    main(["init", "--kind", "python", "--out", str(out)])
+    assert {p.name for p in tmp_path.iterdir()} == {"audit.toml", "my_pipeline.py",
+                                                    "questions.jsonl", "gold.jsonl"}
+    assert exit_code(["run", str(out), "--run-dir", str(tmp_path / "run"),
+                      "--progress", "silent"]) == 0
+    assert "results.json" in capsys.readouterr().out
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["kernels"]["exact"]["d_hat"] == 0.0
 
 
 def test_run_then_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

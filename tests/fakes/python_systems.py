@@ -37,3 +37,21 @@ def gc_probe(call: PythonCall) -> str:
     """Answers like :func:`async_answer` and notes the collector's pacing during the call."""
     GC_SEEN.append((gc.get_threshold()[0], gc.get_freeze_count()))
     return f"answer {call.question_id}"
+
+
+def seeded(call: PythonCall, delay_s: float = 0.0) -> dict[str, Any]:
+    """An answer that is a function of the attempt's seed (a sampling pipeline), after
+    ``delay_s`` seconds; even-numbered questions raise on their first attempt."""
+    import time
+
+    time.sleep(float(delay_s))
+    if int(call.question_id[-1]) % 2 == 0 and call.attempt == 1:
+        raise RuntimeError(f"index shard offline for {call.question_id}")
+    return {"answer": f"answer {call.seed % 7}", "doc_ids": [f"d{call.question_id}"]}
+
+
+def verbose(call: PythonCall) -> dict[str, Any]:
+    """A long-form answer, with document ids numbered anew by each state's index."""
+    return {"answer": f"The answer to question {call.question_id} is, as far as the sources "
+                      "say, the same one",
+            "doc_ids": [f"{call.state}-{call.question_id}"]}

@@ -215,3 +215,43 @@ def test_the_cli_paces_the_collector_while_cells_run(tmp_path: Path) -> None:
     assert len(python_systems.GC_SEEN) == 6 * 2 * 2
     assert all(young >= 20_000 for young, _ in python_systems.GC_SEEN)
     assert gc.get_threshold() == before and gc.get_freeze_count() == frozen
+
+
+def test_a_failing_call_keeps_its_traceback_and_status_failures_shows_it(
+        tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from snapaudit.cli import cli
+    from snapaudit.systems.python import traceback_tail
+
+    write_world(tmp_path, n=6)
+    proto = _protocol(tmp_path, "tests.fakes.python_systems:flaky")
+    snapaudit.audit(proto, tmp_path / "run")
+    metas = query(tmp_path / "run" / "ledger.sqlite",
+                  "SELECT meta FROM attempts WHERE reason='exception'")
+    assert metas and all(m is not None for (m,) in metas)
+    tb = json.loads(metas[0][0])["traceback"]
+    assert tb.startswith("Traceback") and "in flaky" in tb
+    assert tb.rstrip().endswith("RuntimeError: index shard offline for " + tb.rstrip()[-4:])
+    out = CliRunner().invoke(cli, ["status", str(tmp_path / "run"), "--failures"])
+    assert out.exit_code == 0, out.output
+    assert "attempt 1 (accepted later): exception: RuntimeError" in out.output
+    assert "in flaky" in out.output
+    as_json = CliRunner().invoke(cli, ["status", str(tmp_path / "run"), "--failures", "--json"])
+    failed = json.loads(as_json.output)["failed_attempts"]
+    assert len(failed) == 10 and all(f["traceback"] for f in failed)  # at most 10 per stage
+
+    def deep(n: int) -> None:  # alternating frames: Python does not fold them
+        if n == 0:
+            raise ValueError("innermost token=abcdefghijklmnop")
+        other(n - 1)
+
+    def other(n: int) -> None:
+        deep(n)
+
+    try:
+        deep(200)
+    except ValueError as exc:
+        cut = traceback_tail(exc)
+    assert len(cut) <= 4096 + 40 and cut.startswith("... (outer frames cut)")
+    assert cut.rstrip().endswith("ValueError: innermost token=[REDACTED]")

@@ -12,6 +12,7 @@ import click
 from snapaudit.cli._common import make_progress, progress_option, set_option
 
 if TYPE_CHECKING:
+    from snapaudit.run.record.protocol import Protocol
     from snapaudit.stats.verdict import Verdict
 
 
@@ -92,6 +93,7 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
             from snapaudit.stats.results import result_from_json
 
             results = result_from_json(finished_results(protocol, target))
+            _check_finished_systems(protocol, target, protocol_path.resolve().parent)
             click.echo(f"run already complete: {target} is read-only; its results were "
                        "verified, not re-written")
             click.echo(results_summary(results), nl=False)
@@ -127,6 +129,17 @@ def exit_on_verdict(verdict: Verdict) -> None:
     code = exit_code(verdict)
     if code:
         sys.exit(code)
+
+
+def _check_finished_systems(protocol: Protocol, run_dir: Path, base_dir: Path) -> None:
+    """A read-only finished run: its Python systems' code compared, nothing recorded."""
+    from snapaudit.run.bound_systems import check_systems, live_specs
+    from snapaudit.run.record.rundir import RunDir
+
+    live = live_specs(protocol, base_dir, {})
+    if live is not None:
+        with RunDir(run_dir, read_only=True) as rd:
+            check_systems(rd.ledger(), live, record=False)
 
 
 def _toml_str(text: str) -> str:

@@ -6,7 +6,7 @@ per-step decomposition over a ladder (its Table 4), then the gate, utility and d
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from snapaudit.stats.analysis import AnalysisResult
 from snapaudit.stats.transitions import CATEGORIES
@@ -158,6 +158,8 @@ def results_summary(results: AnalysisResult) -> str:
                      f"{_pp(rule.value)}{note}")
     if results.utility is not None and results.utility.em_delta is not None:
         lines.append(f"EM change {results.utility.em_delta:+.2f} pp")
+    lines += [f"Warning ({w.get('code')}): {w.get('message')}"
+              for w in results.extra.get("warnings") or [] if isinstance(w, Mapping)]
     return "\n".join(lines) + "\n"
 
 

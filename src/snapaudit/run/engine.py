@@ -10,7 +10,7 @@ The stages themselves (their cells, payloads and the executor) are :mod:`snapaud
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,12 +19,14 @@ from snapaudit.errors import ConfigError, LockError
 from snapaudit.hashing import sha256_file, sha256_json
 from snapaudit.progress import Progress
 from snapaudit.run.answers import max_answer_bytes
+from snapaudit.run.bound_systems import check_systems, live_specs
 from snapaudit.run.context import RunContext
 from snapaudit.run.dialect import resolve_dialects
 from snapaudit.run.execution.batch_calls import check_batch_mode
 from snapaudit.run.execution.interrupt import interruptible
 from snapaudit.run.gate_profile import check_evaluable, effective_gate
 from snapaudit.run.preflight import needs_systems, preflight
+from snapaudit.run.protocol_warnings import protocol_warnings
 from snapaudit.run.record import cohort
 from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.record.locks import (
@@ -81,6 +83,18 @@ def run_audit(protocol: Protocol, run_dir: Path | RunDir, *, base_dir: Path | No
         return outcome
 
 
+async def arun_audit(protocol: Protocol, run_dir: Path | RunDir, *,
+                     base_dir: Path | None = None, progress: Progress,
+                     systems: Mapping[str, System] | None = None,
+                     resources: RunResources | None = None) -> RunOutcome:
+    """:func:`run_audit` on the caller's running event loop (``await snapaudit.aaudit``): no
+    SIGINT handler of its own; cancelling it stops the run as Ctrl-C does."""
+    rd = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
+    with rd:
+        return await _run_audit(protocol, rd, base_dir or Path.cwd(), progress, systems,
+                                resources)
+
+
 def reanalyze(run_dir: Path | RunDir, progress: Progress) -> RunOutcome:
     """Resume a run from its own resolved protocol (paths resolve against the folder the run
     was started from): every locked stage is kept; tables and results.json are rewritten,
@@ -120,6 +134,7 @@ async def _run_audit(protocol: Protocol, rd: RunDir, base: Path, progress: Progr
             initialize_run(protocol, rd, manifest, base)
         else:
             verify_run_files(rd, protocol)
+        check_systems(rd.ledger(), live_specs(protocol, base, systems))  # the code as begun
         run = _open(protocol, rd, base, progress, systems)
         run.resources = resources
         await _stages(run)
@@ -209,8 +224,12 @@ def _analyze(run: RunContext) -> RunOutcome:
         bootstrap=p.bootstrap.method,
         permutations=p.bootstrap.permutations, gate=effective_gate(p),
         primary_judge=p.judge.name if p.judge.kind != "none" else None)
-    result = analyze(answer_rows(run.ledger, run.questions), config=config,
-                     labels=pair_labels(run), gold=gold)
+    rows = answer_rows(run.ledger, run.questions)
+    result = analyze(rows, config=config, labels=pair_labels(run), gold=gold)
+    extra: dict[str, Any] = {"usage": usage_summary(run.ledger, p)}
+    warnings = protocol_warnings(p, rows)
+    if warnings:  # only then: results the answers agree with are unchanged
+        extra["warnings"] = warnings
+    result = replace(result, extra={**result.extra, **extra})  # typed as results.json reads
     results = result.to_json()
-    results["usage"] = usage_summary(run.ledger, p)
     return RunOutcome(run.rd.write_results(results), results, result)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from snapaudit._model import Frozen
 
@@ -44,6 +44,17 @@ class PythonSystemConfig(Frozen):
     kwargs: dict[str, Any] = Field(default_factory=dict)
     # a folder put first on sys.path before importing the target (relative to the protocol)
     python_path: str | None = None
+    # index and model files (or folders) the answers depend on, relative to the protocol:
+    # their sizes and SHA-256 are bound into the system's spec (snapaudit.systems.python_code)
+    bind_files: list[str] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _drop_empty_bind_files(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Without ``bind_files`` the bound fields (so the protocol hash) are as before."""
+        data = handler(self)
+        if isinstance(data, dict) and not data.get("bind_files"):
+            data.pop("bind_files", None)
+        return data
 
 
 class RunConfig(Frozen):

@@ -5,10 +5,14 @@ The target is imported once per state and called once per attempt with a typed
 (``[run] concurrency`` threads per state); an async one runs on the event loop. It returns the
 answer as a string or a mapping ``{"answer": str, "doc_ids"?: [str, ...], "meta"?: {...}}``.
 Any exception it raises is one transport-invalid attempt whose reason names the exception's
-type and message; the engine retries it under the same policy as an HTTP failure.
+type and message (its redacted traceback, at most 4 KB of the innermost frames, is kept in
+the attempt's meta); the engine retries it under the same policy as an HTTP failure.
 
 The spec binds the target, its kwargs and its code: the SHA-256 of the target module's source
-file, or the installed distribution's name and version when the module comes from one.
+file, or the installed distribution's name and version when the module comes from one; the
+local modules it imports and the installed distributions they use (``imports``), and the
+``bind_files`` (``files``): :mod:`snapaudit.systems.python_code`. :func:`python_spec` is that
+spec without building the system (a finished run checks its code cheaply).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import importlib
 import inspect
 import sys
 import time
+import traceback
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -29,6 +34,8 @@ from snapaudit.hashing import sha256_file
 from snapaudit.systems.base import AnswerCall, AnswerOutcome
 from snapaudit.systems.config import PythonSystemConfig, RunConfig
 from snapaudit.systems.failure import R
+from snapaudit.systems.python_code import bound_files, imported_code, target_roots
+from snapaudit.systems.redact import redact
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +123,42 @@ def to_outcome(value: Any, latency_s: float) -> AnswerOutcome:
                          latency_s=latency_s, meta={str(k): v for k, v in meta.items()})
 
 
+def search_path(config: PythonSystemConfig, base_dir: Path | None) -> Path | None:
+    """``python_path`` resolved against the protocol's folder."""
+    if config.python_path is None:
+        return None
+    search = Path(config.python_path)
+    return base_dir / search if not search.is_absolute() and base_dir is not None else search
+
+
+def python_spec(config: PythonSystemConfig, base_dir: Path | None) -> dict[str, Any]:
+    """The spec of a Python system (its target imported if it is not yet)."""
+    search = search_path(config, base_dir)
+    load_target(config.target, search)
+    module_name = config.target.partition(":")[0]
+    roots = target_roots(module_name, [p for p in (base_dir, search) if p is not None])
+    spec: dict[str, Any] = {"kind": "python", "target": config.target,
+                            "kwargs": dict(config.kwargs), "code": code_identity(config.target),
+                            "imports": imported_code(module_name, roots)}
+    if config.bind_files:
+        spec["files"] = bound_files(config.bind_files, base_dir)
+    return spec
+
+
+TRACEBACK_CHARS = 4096
+
+
+def traceback_tail(exc: BaseException, limit: int = TRACEBACK_CHARS) -> str:
+    """``exc``'s traceback, redacted, cut to its last ``limit`` characters at a line start
+    (the innermost frames and the exception itself are kept; the outer frames go first)."""
+    text = redact("".join(traceback.format_exception(exc)))
+    if len(text) <= limit:
+        return text
+    cut = text[-limit:]
+    cut = cut[cut.find("\n") + 1:] if "\n" in cut else cut
+    return "... (outer frames cut)\n" + cut
+
+
 class PythonSystem:
     """One state's Python callable."""
 
@@ -123,20 +166,18 @@ class PythonSystem:
                  base_dir: Path | None = None):
         self.state = state
         self.config = config
-        search = None
-        if config.python_path is not None:
-            search = Path(config.python_path)
-            if not search.is_absolute() and base_dir is not None:
-                search = base_dir / search
-        self._fn = load_target(config.target, search)
+        self._base_dir = base_dir
+        self._fn = load_target(config.target, search_path(config, base_dir))
+        self._spec: dict[str, Any] | None = None
         self._async = inspect.iscoroutinefunction(self._fn)
         self._timeout_s = run.timeout_s
         self._pool = None if self._async else ThreadPoolExecutor(
             max_workers=run.concurrency, thread_name_prefix=f"snapaudit-{state}")
 
     def spec(self) -> dict[str, Any]:
-        return {"kind": "python", "target": self.config.target,
-                "kwargs": dict(self.config.kwargs), "code": code_identity(self.config.target)}
+        if self._spec is None:  # once: bind_files may be large
+            self._spec = python_spec(self.config, self._base_dir)
+        return self._spec
 
     async def answer(self, call: AnswerCall) -> AnswerOutcome:
         pc = PythonCall(call.question, call.question_id, call.state, call.repeat, call.seed,
@@ -158,8 +199,8 @@ class PythonSystem:
             raise
         except Exception as exc:  # the pipeline's own failure: one retryable attempt
             message = " ".join(str(exc).split())[:300]
-            raise TransportInvalid(R.EXCEPTION, detail=f"{type(exc).__name__}: {message}")\
-                from None
+            raise TransportInvalid(R.EXCEPTION, detail=f"{type(exc).__name__}: {message}",
+                                   traceback=traceback_tail(exc)) from None
         return to_outcome(value, time.monotonic() - start)
 
     async def aclose(self) -> None:

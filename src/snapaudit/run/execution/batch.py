@@ -176,7 +176,8 @@ class BatchDriver:
         self.counts["attempts"] += len(chunk)
 
     def _seed(self, key: str, attempt_no: int) -> int:
-        return derive_seed(self.policy.design_seed, self.stage, key, attempt_no)
+        index = self.ledger.seed_index(self.stage, key, attempt_no)  # same on a rebuild
+        return derive_seed(self.policy.design_seed, self.stage, key, index)
 
     async def _advance(self, batch: BatchRow) -> int:
         """Send, poll or apply one open batch; 1 when it ended now."""

@@ -221,9 +221,9 @@ async def _drive(
         probe = await breakers.admit(key) if breakers.active else False
         probe_failed = False
         await bucket.acquire()
-        attempt_id, attempt_no = await writer.call(
+        attempt_id, attempt_no, seed_index = await writer.call(
             partial(_begin, stage=stage, key=key, request_hash=request_hash))
-        seed = derive_seed(policy.design_seed, stage, key, attempt_no)
+        seed = derive_seed(policy.design_seed, stage, key, seed_index)
         counts["attempts"] += 1
         start = time.monotonic()
         try:
@@ -239,7 +239,8 @@ async def _drive(
                 reason = "retry_after_over_cap"
             await writer.call(partial(
                 Ledger.finish_attempt_op, attempt_id=attempt_id, outcome="transport_invalid",
-                reason=reason, error=detail or None, latency_s=time.monotonic() - start))
+                reason=reason, error=detail or None, latency_s=time.monotonic() - start,
+                meta={"traceback": exc.traceback} if exc.traceback else None))
             shown = detail or redact(exc.body)[:500]
             breakers.failed(key, reason, retry_after, probe, describe(reason, shown))
             fatal = log.record(key, reason, shown)
@@ -270,5 +271,8 @@ async def _drive(
     return False
 
 
-def _begin(ledger: Ledger, stage: str, key: str, request_hash: str) -> tuple[int, int]:
-    return ledger.begin_numbered_attempt_op(stage, key, request_hash)
+def _begin(ledger: Ledger, stage: str, key: str, request_hash: str) -> tuple[int, int, int]:
+    """Begin an attempt: ``(attempt id, attempt number, seed index)`` (Ledger.seed_index:
+    the seed advances only after an attempt that got a response)."""
+    attempt_id, attempt_no = ledger.begin_numbered_attempt_op(stage, key, request_hash)
+    return attempt_id, attempt_no, ledger.seed_index(stage, key, attempt_no)

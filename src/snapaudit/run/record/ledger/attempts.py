@@ -11,6 +11,11 @@ from snapaudit.run.record.ledger.schema import OUTCOMES, AttemptRow
 from snapaudit.run.record.ledger.store import LedgerStore
 from snapaudit.systems.redact import redact
 
+# reasons of a transport-invalid attempt that no response came back for (see seed_index)
+NO_RESPONSE: frozenset[str] = frozenset({
+    "timeout", "connection", "batch_expired", "batch_cancelled", "batch_failed",
+    "batch_missing_result"})
+
 
 class AttemptTable(LedgerStore):
     """Writes and reads of ``attempts``; the outcome of an attempt is written once."""
@@ -40,6 +45,23 @@ class AttemptTable(LedgerStore):
         )
         assert cur.lastrowid is not None
         return cur.lastrowid, attempt_no
+
+    def seed_index(self, stage: str, cell_key: str, attempt_no: int) -> int:
+        """The index the seed of attempt ``attempt_no`` is derived from: one more than the
+        number of earlier attempts of the cell that got a response (:data:`NO_RESPONSE`).
+
+        An attempt no response ever came back for (killed or interrupted, a timeout, a
+        dropped connection, a batch that never delivered the request's result) is retried
+        with the same seed, so a resumed run draws what an uninterrupted one draws; the seed
+        advances only after a response that was unusable. The first attempt's index is 1
+        (= its attempt number), so a run that never fails has the seeds it always had."""
+        marks = ", ".join("?" * len(NO_RESPONSE))
+        row = self._db.execute(
+            "SELECT COUNT(*) FROM attempts WHERE stage=? AND cell_key=? AND attempt_no<? "
+            "AND outcome IS NOT NULL AND outcome != 'interrupted' AND NOT "
+            f"(outcome = 'transport_invalid' AND COALESCE(reason, '') IN ({marks}))",
+            (stage, cell_key, attempt_no, *sorted(NO_RESPONSE))).fetchone()
+        return int(row[0]) + 1
 
     def attempt_no(self, attempt_id: int) -> int:
         row = self._db.execute("SELECT attempt_no FROM attempts WHERE id=?", (attempt_id,))
@@ -142,6 +164,15 @@ class AttemptTable(LedgerStore):
             "SELECT cell_key, COALESCE(reason, outcome), error FROM attempts WHERE stage=? "
             "AND outcome IN ('transport_invalid', 'error') ORDER BY id", (stage,))
         return [(str(k), str(r), e) for k, r, e in rows]
+
+    def failure_details(self, stage: str) -> list[tuple[str, int, str, str | None, str | None]]:
+        """``(cell key, attempt number, reason, error, meta JSON)`` of every failed attempt
+        of ``stage``, newest first."""
+        rows = self._db.execute(
+            "SELECT cell_key, attempt_no, COALESCE(reason, outcome), error, meta FROM attempts "
+            "WHERE stage=? AND outcome IN ('transport_invalid', 'error') ORDER BY id DESC",
+            (stage,))
+        return [(str(k), int(n), str(r), e, m) for k, n, r, e, m in rows]
 
     def _accepted_exists(self, stage: str, cell_key: str) -> bool:
         row = self._db.execute(

@@ -1,0 +1,54 @@
+"""Warnings where the answers say the protocol is wrong, in ``results.json`` ``warnings``.
+
+* ``long_answers``: ``answers.kind = "short"`` while the median answer of some state is over
+  :data:`SHORT_MEDIAN_WORDS` words: the exact kernel then counts rewordings as churn (set
+  ``kind = "long"``, a judge and the ``long-form`` gate profile).
+* ``unstable_doc_ids``: both endpoint states return document ids, yet no question shares a
+  single id between them: the ids are most likely not stable across the two indexes (a
+  rebuilt index numbering its documents anew), so retrieval overlap says nothing.
+
+Each warning is ``{"code", "message"}`` (strings only: not a claim the verifier
+recomputes); the key is written only when there is a warning, so the results of a protocol
+the answers agree with are unchanged.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from statistics import median
+
+from snapaudit.run.record.protocol import Protocol
+from snapaudit.tables import AnswerRow
+
+SHORT_MEDIAN_WORDS = 8
+
+
+def protocol_warnings(protocol: Protocol, rows: Sequence[AnswerRow]) -> list[dict[str, str]]:
+    """The warnings of ``rows`` (the run's answers) under ``protocol`` (see module doc)."""
+    out: list[dict[str, str]] = []
+    if protocol.answers.kind == "short":
+        words: dict[str, list[int]] = defaultdict(list)
+        for r in rows:
+            words[r.state].append(len(r.answer.split()))
+        long_states = {s: median(w) for s, w in words.items()
+                       if w and median(w) > SHORT_MEDIAN_WORDS}
+        if long_states:
+            shown = ", ".join(f"{s} {m:g}" for s, m in sorted(long_states.items()))
+            out.append({"code": "long_answers", "message": (
+                f'answers.kind = "short" but the median answer is over {SHORT_MEDIAN_WORDS} '
+                f"words (median words: {shown}): the exact kernel counts every rewording as "
+                'churn; set answers.kind = "long" with a judge and gate profile "long-form"')})
+    old, new = protocol.states.old, protocol.states.new
+    ids: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for r in rows:
+        if r.state in (old, new) and r.doc_ids:
+            ids[(r.question_id, r.state)].update(r.doc_ids)
+    both = [q for (q, s) in ids if s == old and (q, new) in ids]
+    if both and not any(ids[(q, old)] & ids[(q, new)] for q in both):
+        out.append({"code": "unstable_doc_ids", "message": (
+            f"no question shares a document id between {old} and {new} ({len(both)} "
+            "questions with ids in both): the ids are likely not stable across the two "
+            "indexes, so the retrieval overlap is meaningless; return stable document ids "
+            "(e.g. a content hash or the source id) rather than index positions")})
+    return out

@@ -1,0 +1,113 @@
+"""A Python system's code beyond its target file is bound: the local modules it imports, the
+installed distributions they use and its ``bind_files``; a ``run`` whose code changed is
+refused (exit 2) naming what changed, mid-run and on a finished run alike."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from snapaudit.run.bound_systems import describe
+from snapaudit.systems.config import PythonSystemConfig
+from snapaudit.systems.python import python_spec
+from tests.helpers.cli import snapaudit
+from tests.helpers.protocol import save_protocol, write_world
+
+PIPE = """from {helper} import shape
+import pydantic
+
+
+def answer(call):
+    return {{"answer": shape(call.question_id), "doc_ids": ["d1"]}}
+"""
+HELPER = """def shape(qid):
+    return "answer " + qid
+"""
+
+
+def _world(tmp: Path, name: str, *, bind: str = "", max_attempts: int = 3) -> Path:
+    write_world(tmp, n=6)
+    (tmp / f"{name}_pipe.py").write_text(PIPE.format(helper=f"{name}_helper"), "utf-8")
+    (tmp / f"{name}_helper.py").write_text(HELPER, "utf-8")
+    (tmp / "index.bin").write_bytes(b"\x00index v1" * 100)
+    system = f'target = "{name}_pipe:answer"\npython_path = "."\n{bind}'
+    return save_protocol(tmp, f"""
+name = "py"
+[states]
+order = ["old", "new"]
+old = "old"
+new = "new"
+[cohort]
+source = "jsonl"
+path = "questions.jsonl"
+size = 6
+[gold]
+path = "gold.jsonl"
+[system]
+kind = "python"
+[systems.old]
+{system}
+[systems.new]
+{system}
+[gate]
+profile = "exact-only"
+[bootstrap]
+draws = 200
+[run]
+max_attempts = {max_attempts}
+backoff_base_s = 0.0
+backoff_max_s = 0.0
+""")
+
+
+def test_the_spec_binds_local_modules_distributions_and_files(tmp_path: Path) -> None:
+    _world(tmp_path, "bindspec")
+    cfg = PythonSystemConfig(target="bindspec_pipe:answer", python_path=".",
+                             bind_files=["index.bin"])
+    spec = python_spec(cfg, tmp_path)
+    digest = hashlib.sha256((tmp_path / "bindspec_helper.py").read_bytes()).hexdigest()
+    assert spec["imports"]["modules"]["bindspec_helper"] == digest
+    assert set(spec["imports"]["modules"]) == {"bindspec_pipe", "bindspec_helper"}
+    assert spec["imports"]["distributions"]["pydantic"]  # an installed distribution's version
+    blob = (tmp_path / "index.bin").read_bytes()
+    assert spec["files"] == {"index.bin": {"bytes": len(blob),
+                                           "sha256": hashlib.sha256(blob).hexdigest()}}
+    # without bind_files the protocol's bound fields are what they were
+    assert "bind_files" not in PythonSystemConfig(target="a:b").model_dump(mode="json")
+    assert describe("old.imports.modules.helper") == "state old: local module helper"
+    assert describe("new.files.idx/a.bin.sha256") == "state new: bound file idx/a.bin"
+
+
+@pytest.mark.slow
+def test_editing_a_helper_module_of_a_finished_run_is_refused(tmp_path: Path) -> None:
+    proto = _world(tmp_path, "bindfin")
+    first = snapaudit("run", str(proto), "--run-dir", "run", "--progress", "silent",
+                      cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    again = snapaudit("run", str(proto), "--run-dir", "run", "--progress", "silent",
+                      cwd=tmp_path)
+    assert again.returncode == 0, again.stderr  # unchanged code: the summary again
+    helper = tmp_path / "bindfin_helper.py"
+    helper.write_text(HELPER.replace('"answer "', '"Answer "'), "utf-8")
+    edited = snapaudit("run", str(proto), "--run-dir", "run", "--progress", "silent",
+                       cwd=tmp_path)
+    assert edited.returncode == 2
+    assert "local module bindfin_helper" in edited.stderr
+    assert "new run directory" in edited.stderr
+
+
+def test_a_changed_bound_file_mid_run_is_refused(tmp_path: Path) -> None:
+    proto = _world(tmp_path, "bindmid", bind='bind_files = ["index.bin"]\n', max_attempts=1)
+    helper = tmp_path / "bindmid_helper.py"
+    helper.write_text("def shape(qid):\n    raise RuntimeError('shard down')\n", "utf-8")
+    failed = snapaudit("run", str(proto), "--run-dir", "run", "--progress", "silent",
+                       cwd=tmp_path)
+    assert failed.returncode != 0  # the answer stage is open, the specs recorded
+    (tmp_path / "index.bin").write_bytes(b"\x00index v2" * 100)
+    refused = snapaudit("run", str(proto), "--run-dir", "run", "--progress", "silent",
+                        cwd=tmp_path)
+    assert refused.returncode == 2, refused.stderr
+    assert "bound file index.bin" in refused.stderr
+    assert "local module" not in refused.stderr  # only what changed is named

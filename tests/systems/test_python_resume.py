@@ -1,0 +1,157 @@
+"""A Python system resumed after kills: the same seeds (so the same answers) as an
+uninterrupted run; the seed advances only after an attempt that got a response."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+import snapaudit
+from snapaudit.run.execution.schedule import derive_seed
+from snapaudit.run.record.ledger import Ledger
+from tests.helpers.cli import run_cli, wait_for_new_attempt
+from tests.helpers.ledger_view import accepted, query
+from tests.helpers.protocol import save_protocol, write_world
+
+
+def seeded_protocol(tmp: Path, name: str = "audit.toml", extra: str = "",
+                    target: str = "tests.fakes.python_systems:seeded") -> Path:
+    text = f"""
+name = "py"
+[states]
+order = ["old", "new"]
+old = "old"
+new = "new"
+[cohort]
+source = "jsonl"
+path = "questions.jsonl"
+size = 6
+[gold]
+path = "gold.jsonl"
+[system]
+kind = "python"
+[systems.old]
+target = "{target}"
+{extra}
+[systems.new]
+target = "{target}"
+{extra}
+[gate]
+profile = "exact-only"
+[bootstrap]
+draws = 200
+[run]
+max_attempts = 4
+backoff_base_s = 0.0
+backoff_max_s = 0.0
+concurrency = 1
+"""
+    path = save_protocol(tmp, text)
+    return path.rename(tmp / name) if path.name != name else path
+
+
+def test_the_seed_advances_only_after_an_attempt_that_got_a_response(tmp_path: Path) -> None:
+    with Ledger(tmp_path / "ledger.sqlite") as ledger:
+        def begin() -> tuple[int, int]:
+            return ledger._in_tx(lambda: ledger.begin_numbered_attempt_op("answer", "k", "h"))
+
+        first_id, first = begin()
+        assert ledger.seed_index("answer", "k", first) == 1  # = the attempt number
+        ledger.finish_attempt(first_id, "interrupted")
+        a2, n2 = begin()
+        assert ledger.seed_index("answer", "k", n2) == 1  # killed: no response
+        ledger.finish_attempt(a2, "transport_invalid", reason="timeout")
+        a3, n3 = begin()
+        assert ledger.seed_index("answer", "k", n3) == 1  # a timeout: no response
+        ledger.finish_attempt(a3, "transport_invalid", reason="http_503")
+        a4, n4 = begin()
+        assert ledger.seed_index("answer", "k", n4) == 2  # a 503 is a response
+        ledger.finish_attempt(a4, "transport_invalid", reason="exception")
+        _, n5 = begin()
+        assert (n5, ledger.seed_index("answer", "k", n5)) == (5, 3)
+        assert ledger.seed_index("answer", "other", 1) == 1
+
+
+@pytest.mark.slow
+def test_a_python_system_killed_several_times_gives_the_uninterrupted_answers(
+        tmp_path: Path) -> None:
+    write_world(tmp_path, n=6)
+    proto = seeded_protocol(tmp_path, extra="kwargs = { delay_s = 0.05 }")
+    run_dir = tmp_path / "killed"
+    kills = 0
+    for _ in range(12):
+        proc = run_cli(proto, run_dir)
+        wait_for_new_attempt(run_dir, proc)
+        time.sleep(0.02 + 0.03 * (kills % 3))
+        finished = proc.poll() is not None
+        if not finished:
+            proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        assert proc.stderr is not None
+        proc.stderr.close()
+        if finished:
+            break
+        kills += 1
+        if kills == 4:
+            break
+    final = run_cli(proto, run_dir)
+    _, err = final.communicate(timeout=120)
+    assert final.returncode == 0, err.decode()
+    assert kills >= 3
+    db = run_dir / "ledger.sqlite"
+    assert query(db, "SELECT COUNT(*) FROM attempts WHERE outcome='interrupted'")[0][0] >= 1
+
+    clean_dir = tmp_path / "clean"
+    snapaudit.audit(seeded_protocol(tmp_path, "clean.toml", "kwargs = { delay_s = 0.0 }"),
+                    clean_dir)
+    killed = {k: json.loads(p) for k, (_, p) in accepted(db).items()}
+    clean = {k: json.loads(p) for k, (_, p) in accepted(clean_dir / "ledger.sqlite").items()}
+    assert killed == clean
+    assert json.loads((run_dir / "results.json").read_text())["kernels"] == \
+        json.loads((clean_dir / "results.json").read_text())["kernels"]
+    # the retried questions (first attempt raised) answered with the second seed
+    key = next(k for k in clean if k.startswith("q000|"))
+    assert clean[key]["answer"] == f"answer {derive_seed(0, 'answer', key, 2) % 7}"
+
+
+def test_audit_inside_a_running_loop_and_aaudit(tmp_path: Path) -> None:
+    import asyncio
+
+    write_world(tmp_path, n=6)
+    proto = seeded_protocol(tmp_path)
+
+    async def notebook_cell() -> tuple[snapaudit.AnalysisResult, snapaudit.AnalysisResult]:
+        blocking = snapaudit.audit(proto, tmp_path / "sync")  # a loop is running here
+        awaited = await snapaudit.aaudit(proto, tmp_path / "async")
+        return blocking, awaited
+
+    blocking, awaited = asyncio.run(notebook_cell())
+    assert blocking.to_json() == awaited.to_json()
+    assert accepted(tmp_path / "sync" / "ledger.sqlite").keys() == \
+        accepted(tmp_path / "async" / "ledger.sqlite").keys()
+    assert len(accepted(tmp_path / "async" / "ledger.sqlite")) == 6 * 2 * 2
+
+
+def test_long_answers_and_unstable_ids_are_warned_about(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from snapaudit.cli import cli
+
+    write_world(tmp_path, n=6)
+    proto = seeded_protocol(tmp_path, target="tests.fakes.python_systems:verbose")
+    out = CliRunner().invoke(cli, ["run", str(proto), "--run-dir", str(tmp_path / "run"),
+                                   "--progress", "silent"])
+    assert out.exit_code == 0, out.output
+    path = tmp_path / "run" / "results.json"
+    doc = json.loads(path.read_text())
+    assert [w["code"] for w in doc["warnings"]] == ["long_answers", "unstable_doc_ids"]
+    assert "median words: new 15, old 15" in doc["warnings"][0]["message"]
+    assert snapaudit.read_results(path).to_json() == doc  # round-trips (extra)
+    assert "Warning (long_answers)" in out.output and "Warning (unstable_doc_ids)" in out.output
+    # answers the protocol fits: no warnings key at all
+    snapaudit.audit(seeded_protocol(tmp_path, "fits.toml"), tmp_path / "fits")
+    assert "warnings" not in json.loads((tmp_path / "fits" / "results.json").read_text())
