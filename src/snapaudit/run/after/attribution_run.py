@@ -83,6 +83,8 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
                      max_calls: int | None, dry_run: bool) -> AttributionOutcome:
     from snapaudit.run.systems import build_system, run_resources
 
+    if not rd.initialized():
+        raise LockError(f"{rd.path} is not a run directory: run the audit first")
     protocol = rd.load_protocol()
     base = rd.base_dir() or Path.cwd()
     verify_run_files(rd)
