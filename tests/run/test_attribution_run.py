@@ -107,7 +107,7 @@ def test_attribution_names_the_planted_document_and_resumes_without_calls(
         db = run_dir / "ledger.sqlite"
         answered = len(accepted(db, "attribution"))
         judged = len(accepted(db, "attribution:judge:rule"))
-        assert made == answered == 2 * 2  # s1 and n1, two repeats (the rule judge is local)
+        assert made == answered == 2 * 2  # suff1 and nec1, two repeats (the rule judge is local)
         assert dry.pending_calls == answered + judged and judged == (0 if "none" in judge else 2)
         again = attribute_run(run_dir, SilentProgress())  # locked: no call at all
         assert len(srv.calls) == before + made and again.pending_calls == 0

@@ -49,13 +49,13 @@ def test_set_lists_swap_every_entering_document() -> None:
 
 def test_single_entering_document_and_reordered_common_documents() -> None:
     old, new = ("a", "b", "c"), ("c", "e", "a")
-    assert counterfactual_lists(old, new) == {"s1": ("a", "e", "c"), "n1": ("c", "b", "a")}
+    assert counterfactual_lists(old, new) == {"suff1": ("a", "e", "c"), "nec1": ("c", "b", "a")}
 
 
 def test_no_leaving_document_and_no_change() -> None:
-    assert counterfactual_lists(("a",), ("a", "e")) == {"s1": ("a", "e"), "n1": ("a",)}
+    assert counterfactual_lists(("a",), ("a", "e")) == {"suff1": ("a", "e"), "nec1": ("a",)}
     assert counterfactual_lists(OLD, OLD) == {}
-    assert list(counterfactual_lists(OLD, NEW)) == ["s1", "n1", "s2", "n2", "in", "out"]
+    assert list(counterfactual_lists(OLD, NEW)) == ["suff1", "nec1", "suff2", "nec2", "set-in", "set-out"]
 
 
 def test_majority_agreement_is_strict() -> None:
@@ -65,31 +65,31 @@ def test_majority_agreement_is_strict() -> None:
 
 
 def test_caused_needs_sufficient_and_necessary() -> None:
-    q = attribute_question("q", True, OLD, NEW, {"s1": [FWD] * 4, "n1": [BACK] * 3 + [NONE],
-                                             "s2": [NONE] * 4, "n2": [NONE] * 4})
+    q = attribute_question("q", True, OLD, NEW, {"suff1": [FWD] * 4, "nec1": [BACK] * 3 + [NONE],
+                                             "suff2": [NONE] * 4, "nec2": [NONE] * 4})
     assert (q.verdict, q.caused, q.agreement) == (CAUSED, ("x",), 0.75)
     assert q.documents[0].rank == 2 and q.documents[1].caused is False
 
 
 def test_sufficient_only_and_necessary_only() -> None:
     q = attribute_question("q", True, ("a", "b"), ("a", "e"),
-                           {"s1": [FWD, FWD, FWD, NONE], "n1": [BACK, NONE, NONE, NONE]})
+                           {"suff1": [FWD, FWD, FWD, NONE], "nec1": [BACK, NONE, NONE, NONE]})
     assert (q.verdict, q.caused, q.agreement) == (SUFFICIENT_ONLY, (), 0.75)
     q = attribute_question("q", True, ("a", "b"), ("a", "e"),
-                           {"s1": [FWD, NONE], "n1": [BACK, BACK]})
+                           {"suff1": [FWD, NONE], "nec1": [BACK, BACK]})
     assert (q.verdict, q.agreement) == (NECESSARY_ONLY, 1.0)
 
 
 def test_the_set_when_no_document_alone() -> None:
-    q = attribute_question("q", True, OLD, NEW, {"s1": [NONE] * 2, "n1": [NONE] * 2,
-                                             "s2": [NONE] * 2, "n2": [NONE] * 2,
-                                             "in": [FWD] * 2, "out": [BACK, BACK]})
+    q = attribute_question("q", True, OLD, NEW, {"suff1": [NONE] * 2, "nec1": [NONE] * 2,
+                                             "suff2": [NONE] * 2, "nec2": [NONE] * 2,
+                                             "set-in": [FWD] * 2, "set-out": [BACK, BACK]})
     assert (q.verdict, q.caused, q.agreement) == (THE_SET, (), 1.0)
 
 
 def test_not_explained_rests_on_the_strongest_effect_seen() -> None:
     q = attribute_question("q", False, ("a", "b"), ("a", "e"),
-                           {"s1": [FWD, NONE, NONE, NONE], "n1": [NONE] * 4})
+                           {"suff1": [FWD, NONE, NONE, NONE], "nec1": [NONE] * 4})
     assert (q.verdict, q.agreement) == (NOT_EXPLAINED, 0.75)
     unchanged = attribute_question("q", False, OLD, OLD, {})
     assert (unchanged.verdict, unchanged.agreement, unchanged.entering) == (NOT_EXPLAINED,
@@ -97,7 +97,7 @@ def test_not_explained_rests_on_the_strongest_effect_seen() -> None:
 
 
 def test_table_counts_verdicts_and_lists_caused_ids() -> None:
-    a = attribute_question("q1", True, ("a",), ("e",), {"s1": [FWD], "n1": [BACK]})
+    a = attribute_question("q1", True, ("a",), ("e",), {"suff1": [FWD], "nec1": [BACK]})
     b = attribute_question("q2", False, ("a",), ("a",), {})
     table = attribution_table([a, b])
     assert table["verdicts"][CAUSED] == 1 and table["verdicts"][NOT_EXPLAINED] == 1

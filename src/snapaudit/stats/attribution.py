@@ -4,18 +4,18 @@ For a question whose locked evidence went from O (old state) to N (new state), t
 documents that *entered* are N \\ O (in N's rank order) and those that *left* O \\ N (in
 O's rank order). The counterfactual lists (doc ids, rank order) are:
 
-``s<i>`` sufficiency of the i-th entering document e: O with e inserted at its rank in N
+``suff<i>`` sufficiency of the i-th entering document e: O with e inserted at its rank in N
          and the lowest-ranked leaving document dropped (depth stays k);
-``n<i>`` necessity of e: N with e replaced by the highest-ranked leaving document;
-``in``   O with every entering document swapped in at its rank (leaving ones drop out,
-         lowest first); ``out``: N with every entering document swapped out (replaced by the
+``nec<i>`` necessity of e: N with e replaced by the highest-ranked leaving document;
+``set-in``  O with every entering document swapped in at its rank (leaving ones drop out,
+         lowest first); ``set-out``: N with every entering document swapped out (replaced by the
          leaving ones, highest first). The set lists exist only with two or more entering
-         documents (with one, they repeat ``s1`` and ``n1``).
+         documents (with one, they repeat ``suff1`` and ``nec1``).
 
 Each counterfactual answer is compared with the question's old and new answers: it
 *moves forward* when it agrees with (a majority of) the new answers and not the old, and
 *moves back* when it agrees with the old and not the new. A document is sufficient when a
-strict majority of its ``s`` repeats move forward, necessary when a strict majority of its
+strict majority of its ``suff`` repeats move forward, necessary when a strict majority of its
 ``n`` repeats move back. Pure functions: the table is recomputed from accepted labels.
 """
 
@@ -88,11 +88,11 @@ def counterfactual_lists(old: Sequence[str], new: Sequence[str]) -> dict[str, Id
     came = entering(old, new)
     out: dict[str, Ids] = {}
     for i, doc in enumerate(came, start=1):
-        out[f"s{i}"] = sufficiency_list(old, new, doc)
-        out[f"n{i}"] = necessity_list(old, new, doc)
+        out[f"suff{i}"] = sufficiency_list(old, new, doc)
+        out[f"nec{i}"] = necessity_list(old, new, doc)
     if len(came) > 1:
-        out["in"] = set_in_list(old, new)
-        out["out"] = set_out_list(old, new)
+        out["set-in"] = set_in_list(old, new)
+        out["set-out"] = set_out_list(old, new)
     return out
 
 
@@ -133,8 +133,8 @@ def _holds(rate: float | None) -> bool:
 class DocumentEffect:
     doc_id: str
     rank: int  # 1-based rank in N
-    sufficiency: float | None  # share of the s repeats that moved forward
-    necessity: float | None  # share of the n repeats that moved back
+    sufficiency: float | None  # share of the suff repeats that moved forward
+    necessity: float | None  # share of the nec repeats that moved back
 
     @property
     def caused(self) -> bool:
@@ -177,9 +177,9 @@ def attribute_question(question_id: str, flip: bool, old: Sequence[str], new: Se
     def rate(variant: str, back: bool) -> float | None:
         return _rate([a.back if back else a.forward for a in outcomes.get(variant, ())])
 
-    docs = tuple(DocumentEffect(d, list(new).index(d) + 1, rate(f"s{i}", False),
-                                rate(f"n{i}", True)) for i, d in enumerate(came, start=1))
-    set_in, set_out = (rate("in", False), rate("out", True)) if len(came) > 1 else (
+    docs = tuple(DocumentEffect(d, list(new).index(d) + 1, rate(f"suff{i}", False),
+                                rate(f"nec{i}", True)) for i, d in enumerate(came, start=1))
+    set_in, set_out = (rate("set-in", False), rate("set-out", True)) if len(came) > 1 else (
         (docs[0].sufficiency, docs[0].necessity) if docs else (None, None))
     verdict, basis = _verdict(docs, set_in, set_out)
     return QuestionAttribution(question_id, flip, came, gone, docs, set_in, set_out,
