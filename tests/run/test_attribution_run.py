@@ -17,6 +17,7 @@ from snapaudit.stats.results import read_results
 from snapaudit.testbed.corpus.build import CorpusInput, build_corpus, shard_of
 from tests.fakes.llm_server import FakeLLMServer, LLMCall
 from tests.fakes.rag_service import FakeRagService
+from tests.helpers.cli import exit_code
 from tests.helpers.ledger_view import accepted
 from tests.helpers.protocol import protocol_head, save_protocol, write_protocol, write_world
 
@@ -88,7 +89,7 @@ backoff_max_s = 0.0
 @pytest.mark.slow
 @pytest.mark.parametrize("judge", ['kind = "none"', 'kind = "rule"\nname = "rule"'])
 def test_attribution_names_the_planted_document_and_resumes_without_calls(
-        tmp_path: Path, judge: str) -> None:
+        tmp_path: Path, judge: str, capsys: pytest.CaptureFixture[str]) -> None:
     corpus, planted = _world(tmp_path)
     with FakeLLMServer(responder=_responder) as srv:
         proto = _protocol(tmp_path, corpus, srv.openai_base_url, judge)
@@ -97,6 +98,11 @@ def test_attribution_names_the_planted_document_and_resumes_without_calls(
         before = len(srv.calls)
         dry = attribute_run(run_dir, SilentProgress(), dry_run=True)
         assert dry.table is None and len(srv.calls) == before
+        assert exit_code(["attribute", str(run_dir), "--dry-run", "--progress", "silent"]) == 0
+        assert f"calls: {dry.planned_calls} planned" in capsys.readouterr().out
+        with pytest.raises(ConfigError, match="over the budget of 1"):
+            attribute_run(run_dir, SilentProgress(), max_calls=1)
+        assert len(srv.calls) == before
         outcome = attribute_run(run_dir, SilentProgress())
         made = len(srv.calls) - before
         assert outcome.table is not None
@@ -128,3 +134,4 @@ def test_attribution_needs_a_finished_testbed_run(tmp_path: Path) -> None:
                           SilentProgress())
         with pytest.raises(ConfigError, match="attribution needs the built-in testbed"):
             attribute_run(tmp_path / "run", SilentProgress())
+    assert exit_code(["attribute", str(tmp_path / "run"), "--progress", "silent"]) == 2
