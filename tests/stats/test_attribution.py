@@ -55,7 +55,8 @@ def test_single_entering_document_and_reordered_common_documents() -> None:
 def test_no_leaving_document_and_no_change() -> None:
     assert counterfactual_lists(("a",), ("a", "e")) == {"suff1": ("a", "e"), "nec1": ("a",)}
     assert counterfactual_lists(OLD, OLD) == {}
-    assert list(counterfactual_lists(OLD, NEW)) == ["suff1", "nec1", "suff2", "nec2", "set-in", "set-out"]
+    assert list(counterfactual_lists(OLD, NEW)) == ["suff1", "nec1", "suff2", "nec2", "set-in",
+                                                    "set-out"]
 
 
 def test_majority_agreement_is_strict() -> None:
