@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from snapaudit.errors import ConfigError, LockError
+from snapaudit.errors import ConfigError, LockError, RetriesExhaustedError
 from snapaudit.progress import SilentProgress
 from snapaudit.run.after.attribution_run import attribute_run
 from snapaudit.run.engine import run_protocol_file
@@ -135,3 +135,30 @@ def test_attribution_needs_a_finished_testbed_run(tmp_path: Path) -> None:
         with pytest.raises(ConfigError, match="attribution needs the built-in testbed"):
             attribute_run(tmp_path / "run", SilentProgress())
     assert exit_code(["attribute", str(tmp_path / "run"), "--progress", "silent"]) == 2
+
+
+@pytest.mark.slow
+def test_a_failed_attribution_resumes_with_only_its_missing_cells(tmp_path: Path) -> None:
+    corpus, planted = _world(tmp_path)
+    broken = {"on": False}
+
+    def flaky(call: LLMCall) -> str:  # while broken: only evidence with the plant answers
+        if broken["on"] and "PLANTED" not in call.user:
+            return json.dumps({"answer": ""})  # an invalid answer: retried, then exhausted
+        return _responder(call)
+
+    with FakeLLMServer(responder=flaky) as srv:
+        run_dir = tmp_path / "run"
+        run_protocol_file(_protocol(tmp_path, corpus, srv.openai_base_url, 'kind = "none"'),
+                          run_dir, [], SilentProgress())
+        broken["on"] = True
+        with pytest.raises(RetriesExhaustedError):
+            attribute_run(run_dir, SilentProgress())
+        db = run_dir / "ledger.sqlite"
+        assert sorted(accepted(db, "attribution")) == ["q0|suff1|1", "q0|suff1|2"]
+        broken["on"] = False
+        before = len(srv.calls)
+        outcome = attribute_run(run_dir, SilentProgress())
+        assert outcome.pending_calls == 2 and len(srv.calls) == before + 2  # nec1 only
+    assert outcome.table is not None
+    assert outcome.table["questions"]["q0"]["caused"] == [planted]
