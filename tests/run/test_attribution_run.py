@@ -11,6 +11,7 @@ import pytest
 from snapaudit.errors import ConfigError, LockError, RetriesExhaustedError
 from snapaudit.progress import SilentProgress
 from snapaudit.run.after.attribution_run import attribute_run
+from snapaudit.run.after.status import run_status
 from snapaudit.run.engine import run_protocol_file
 from snapaudit.stats.attribution import CAUSED, NOT_EXPLAINED
 from snapaudit.stats.results import read_results
@@ -118,6 +119,8 @@ def test_attribution_names_the_planted_document_and_resumes_without_calls(
         again = attribute_run(run_dir, SilentProgress())  # locked: no call at all
         assert len(srv.calls) == before + made and again.pending_calls == 0
         assert again.table == outcome.table
+    status = run_status(run_dir)  # the attribution lock binds its judge packets too
+    assert status.locked_verified[-1] == "attribution" and not status.open_verified
     results = run_dir / "results.json"
     data = json.loads(results.read_text())
     assert data["attribution"]["questions"]["q0"]["caused"] == [planted]
