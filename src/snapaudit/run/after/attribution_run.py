@@ -94,8 +94,9 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
         raise LockError("attribution needs a finished run (the gold lock): run it first")
     if protocol.system.kind != "testbed":
         raise ConfigError(NEEDS_TESTBED)
-    questions = {q.question_id: q.question for q in cohort.read_manifest(rd.cohort_path)}
-    answers = answer_rows(ledger, cohort.read_manifest(rd.cohort_path))
+    manifest = cohort.read_manifest(rd.cohort_path)
+    questions = {q.question_id: q.question for q in manifest}
+    answers = answer_rows(ledger, manifest)
     labels = pair_labels_of(rd, protocol)
     old, new = protocol.states.old, protocol.states.new
     chosen, flips = flagged_questions(answers, protocol, labels, max_questions)
@@ -114,12 +115,19 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
             by_endpoint[(r.question_id, "old" if r.state == old else "new")].append(
                 (AnswerRef(r.state, r.repeat), r.answer))
     judged = protocol.judge.kind in ("llm", "rule")
-    n_variants = sum(len(p.variants) for p in plans)
-    planned = n_variants * repeats + (n_variants if judged else 0)
-    done = ledger.accepted_keys(stage.STAGE)
     judge_name = protocol.judge.name if judged else None
+    answer_keys = {stage.AttributionKey(p.question_id, v, r).encode()
+                   for p in plans for v in p.variants for r in range(1, repeats + 1)}
+    judge_keys = {stage.AttributionJudgeKey(p.question_id, v).encode()
+                  for p in plans for v in p.variants} if judged else set()
+    planned = len(answer_keys) + len(judge_keys)
     done_judge = ledger.accepted_keys(stage.judge_stage(judge_name)) if judge_name else set()
-    pending = planned - len(done) - len(done_judge)
+    pending = len(answer_keys - ledger.accepted_keys(stage.STAGE)) + len(judge_keys - done_judge)
+    locked = any(r.stage == "attribution" for r in chain)
+    if locked and pending:
+        raise ConfigError(f"attribution is locked for another selection of questions "
+                          f"({pending} cell(s) of this one are missing); locked cells cannot "
+                          "change: rerun with the --max-questions it was locked with")
     budget = max_calls if max_calls is not None else min(MAX_CALLS_CAP, sum(
         4 * repeats * len(entering(p.old, p.new)) for p in plans))
     if dry_run:
@@ -127,7 +135,7 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
     if pending > budget:
         raise ConfigError(f"attribution needs {pending} more call(s), over the budget of "
                           f"{budget} (--max-calls)")
-    if not any(r.stage == "attribution" for r in chain):
+    if not locked:
         resources = run_resources(protocol)
         system = build_system(protocol, new, rd.path, base, resources)
         from snapaudit.testbed.system import TestbedSystem
