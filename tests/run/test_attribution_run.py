@@ -12,7 +12,7 @@ from snapaudit.errors import ConfigError, LockError, RetriesExhaustedError
 from snapaudit.progress import SilentProgress
 from snapaudit.run.after.attribution_run import attribute_run
 from snapaudit.run.after.status import run_status
-from snapaudit.run.engine import run_protocol_file
+from snapaudit.run.engine import reanalyze, run_protocol_file
 from snapaudit.stats.attribution import CAUSED, NOT_EXPLAINED
 from snapaudit.stats.results import read_results
 from snapaudit.testbed.corpus.build import CorpusInput, build_corpus, shard_of
@@ -125,6 +125,8 @@ def test_attribution_names_the_planted_document_and_resumes_without_calls(
     data = json.loads(results.read_text())
     assert data["attribution"]["questions"]["q0"]["caused"] == [planted]
     assert read_results(results).to_json() == data
+    reanalyze(run_dir, SilentProgress())  # e.g. after a judge audit: the section is kept
+    assert json.loads(results.read_text())["attribution"] == data["attribution"]
     assert NOT_EXPLAINED in data["attribution"]["verdicts"]
 
 

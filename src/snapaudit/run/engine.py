@@ -211,4 +211,10 @@ def _analyze(run: RunContext) -> RunOutcome:
                      labels=pair_labels(run), gold=gold)
     results = result.to_json()
     results["usage"] = usage_summary(run.ledger, p)
+    if run.locked("attribution") and run.rd.results_path.exists():  # snapaudit attribute's
+        import json
+
+        previous = json.loads(run.rd.results_path.read_text(encoding="utf-8"))
+        if "attribution" in previous:
+            results["attribution"] = previous["attribution"]
     return RunOutcome(run.rd.write_results(results), results, result)
