@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from snapaudit.testbed.render import clip, compact, render_document, render_evidence
 from snapaudit.testbed.retrieval.base import Document
 from snapaudit.testbed.retrieval.config import RenderConfig
@@ -38,3 +40,19 @@ def test_render_evidence_joins_blocks_and_n0_is_none() -> None:
     assert render_evidence(docs, RenderConfig()) == "[1] id: a\nurl: u\nx\n\n[2] id: b\nurl: v\ny"
     assert render_evidence([], RenderConfig()) == ""
     assert render_evidence(None, RenderConfig()) is None
+
+
+def test_split_blocks_rerender_other_orders_exactly() -> None:
+    from snapaudit.testbed.render import join_blocks, split_blocks
+
+    config = RenderConfig(max_chars=20)
+    docs = [Document("d1", "https://x/1", "one  two\nthree"), Document("d2", "", "b" * 40),
+            Document("d3", "u", "c")]
+    rendered = render_evidence(docs, config)
+    assert rendered is not None
+    blocks = split_blocks(rendered, ["d1", "d2", "d3"])
+    assert join_blocks([blocks["d3"], blocks["d1"]]) == render_evidence([docs[2], docs[0]],
+                                                                        config)
+    assert split_blocks("", []) == {} and join_blocks([]) == ""
+    with pytest.raises(ValueError, match="block"):
+        split_blocks(rendered, ["d1", "d2"])

@@ -127,6 +127,8 @@ def check_locks(root: Path, protocol: dict[str, Any],
     for rec, _ in stored:
         stage = rec.get("stage")
         ledger_stage = judge_stage if stage == "semantic" else stage
+        if stage == "attribution":  # snapaudit attribute: not exported, so not recomputed
+            continue
         if stage == "gold":
             if gold is not None:
                 content["gold"] = {"gold_sha256": sha256_file(gold)}

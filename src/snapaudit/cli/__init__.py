@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("verify", "Recompute every claim of an artifact, with no network."),
     "judge-audit": ("judge_audit", "Have a second judge label a blind sample; agreement."),
     "replicate": ("replicate", "Rerun two locked states with a second generator."),
+    "attribute": ("attribute", "Which evidence document caused each changed answer."),
     "rejudge": ("rejudge", "Judge a run's locked answers again with a new judge (no calls)."),
     "plan": ("plan", "Questions needed for a target power, from a pilot run."),
     "view": ("view", "Serve the report of a run on localhost (Ctrl-C to stop)."),

@@ -213,6 +213,7 @@ def read_gold(run: RunContext) -> list[GoldRow]:
 def _analyze(run: RunContext) -> RunOutcome:
     from snapaudit.run.after.usage import usage_summary
     from snapaudit.stats.analysis import AnalysisConfig, analyze
+    from snapaudit.stats.results import read_results
 
     p = run.protocol
     gold = {g.question_id: g.answers for g in read_gold(run)}
@@ -230,6 +231,10 @@ def _analyze(run: RunContext) -> RunOutcome:
     warnings = protocol_warnings(p, rows)
     if warnings:  # only then: results the answers agree with are unchanged
         extra["warnings"] = warnings
+    if run.locked("attribution") and run.rd.results_path.exists():  # snapaudit attribute's
+        previous = read_results(run.rd.results_path).extra.get("attribution")
+        if previous is not None:
+            extra["attribution"] = previous
     result = replace(result, extra={**result.extra, **extra})  # typed as results.json reads
     results = result.to_json()
     return RunOutcome(run.rd.write_results(results), results, result)

@@ -57,3 +57,25 @@ def render_spec(config: RenderConfig) -> dict[str, object]:
     """What shapes the rendered bytes, for hash binding."""
     return {"version": RENDER_VERSION, "max_chars": config.max_chars,
             "include_url": config.include_url, "separator": "blank line"}
+
+
+def split_blocks(rendered: str, doc_ids: Sequence[str]) -> dict[str, str]:
+    """Doc id -> its block of ``rendered`` without the ``[rank] `` prefix (the rest of a
+    block does not depend on the rank), for re-rendering the same documents in another
+    order with :func:`join_blocks`. ValueError when ``rendered`` is not ``doc_ids``' block."""
+    blocks = rendered.split("\n\n") if rendered else []
+    if len(blocks) != len(doc_ids):
+        raise ValueError(f"{len(blocks)} evidence block(s) for {len(doc_ids)} document(s)")
+    out: dict[str, str] = {}
+    for rank, (doc_id, block) in enumerate(zip(doc_ids, blocks, strict=True), start=1):
+        prefix = f"[{rank}] "
+        if not block.startswith(prefix):
+            raise ValueError(f"evidence block {rank} does not start with {prefix!r}")
+        out[doc_id] = block.removeprefix(prefix)
+    return out
+
+
+def join_blocks(bodies: Sequence[str]) -> str:
+    """The evidence block of rank-free document blocks, numbered 1, 2, ... as
+    :func:`render_evidence` numbers them."""
+    return "\n\n".join(f"[{i}] {body}" for i, body in enumerate(bodies, start=1))

@@ -113,6 +113,8 @@ def _status(rd: RunDir) -> RunStatus:
     ledger_stage = {"semantic": judge_stage}
     locked: list[str] = [r.stage for r in records]
     bound = {ledger_stage.get(s, s) for s in locked}
+    if "attribution" in locked:  # the attribution lock also binds its judge packets
+        bound.add(f"attribution:{judge_stage}")
     open_checked = {s: n for s, n in rd.cells_verified.items() if s not in bound}
     return RunStatus(rd.path, protocol.name, stages, locks, results_path.exists(), gate,
                      verdict=label, locked_verified=locked, open_verified=open_checked,

@@ -1,6 +1,7 @@
 """Lock records and the lock chain.
 
-A lock closes one stage (``retrieval``, ``answer``, ``semantic``, ``gold``). It stores
+A lock closes one stage (``retrieval``, ``answer``, ``semantic``, ``gold``, and after
+them the optional ``attribution`` of ``snapaudit attribute``). It stores
 ``depends`` (hashes of everything the stage depended on: protocol, cohort manifest, system
 specs, code version, bootstrap stream), ``content`` (hashes of the ledger content it closes,
 plus stage extras such as the gold file hash) and ``prev_hash``, the hash of the previous
@@ -41,8 +42,8 @@ from snapaudit.run.record.rundir import INITIALIZING_NAME, LEDGER_NAME, RunDir
 __all__ = ["LEDGER_NAME", "LockRecord", "content_now", "initialize_run", "make_lock",
            "verify_chain", "verify_run_files"]
 
-LockStage = Literal["retrieval", "answer", "semantic", "gold"]
-STAGE_ORDER: tuple[str, ...] = ("retrieval", "answer", "semantic", "gold")
+LockStage = Literal["retrieval", "answer", "semantic", "gold", "attribution"]
+STAGE_ORDER: tuple[str, ...] = ("retrieval", "answer", "semantic", "gold", "attribution")
 
 
 class LockRecord(Frozen):
@@ -193,6 +194,17 @@ def content_now(ledger: Ledger, protocol: Protocol, base: Path) -> dict[str, dic
     gold = {"gold_sha256": sha256_file(gold_path) if gold_path.exists() else "missing"}
     return {"retrieval": ledger.content_hashes("retrieval"),
             "answer": ledger.content_hashes("answer"),
-            "semantic": semantic, "gold": gold}
+            "semantic": semantic, "gold": gold,
+            "attribution": attribution_content(ledger, protocol)}
+
+
+def attribution_content(ledger: Ledger, protocol: Protocol) -> dict[str, str]:
+    """What the ``attribution`` lock binds: its answer cells and, with a judge, its
+    ``attribution:judge:<name>`` cells (``snapaudit attribute``)."""
+    content = {f"answers_{k}": v for k, v in ledger.content_hashes("attribution").items()}
+    if protocol.judge.kind in ("llm", "rule"):
+        stage = f"attribution:judge:{protocol.judge.name}"
+        content |= {f"judge_{k}": v for k, v in ledger.content_hashes(stage).items()}
+    return content
 
 

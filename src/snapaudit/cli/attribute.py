@@ -1,0 +1,41 @@
+"""``snapaudit attribute DIR``: which document caused each flagged change of answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from snapaudit.cli._common import make_progress, progress_option
+
+
+@click.command("attribute")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--max-questions", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Questions to attribute: the strict flips, then the largest D_i.")
+@click.option("--max-calls", type=click.IntRange(min=0), default=None,
+              help="Budget of calls (default 4 x repeats x entering documents per question, "
+                   "at most 2000).")
+@click.option("--dry-run", is_flag=True, help="Print the number of calls and stop.")
+@progress_option
+def command(run_dir: Path, max_questions: int, max_calls: int | None, dry_run: bool,
+            progress_kind: str) -> None:
+    """Answer counterfactual evidence lists of a finished testbed run (each entering
+    document swapped in and out) with the new state's generator, judge them against the
+    old and new answers, and name the documents that caused each change."""
+    from snapaudit.run.after.attribution_run import attribute_run
+
+    progress = make_progress(progress_kind)
+    try:
+        outcome = attribute_run(run_dir, progress, max_questions=max_questions,
+                                max_calls=max_calls, dry_run=dry_run)
+    finally:
+        progress.close()
+    click.echo(f"calls: {outcome.planned_calls} planned, {outcome.pending_calls} to make")
+    if outcome.table is None:
+        return
+    for qid, row in outcome.table["questions"].items():
+        caused = ", ".join(row["caused"]) or "-"
+        agreement = "n/a" if row["agreement"] is None else f"{row['agreement']:.2f}"
+        click.echo(f"{qid}: {row['verdict']} (agreement {agreement}; caused: {caused})")
+    click.echo(f"updated {outcome.results_path} (attribution section)")

@@ -1,0 +1,197 @@
+"""The attribution stage: counterfactual evidence lists answered by the new state's
+generator, then judged against the question's old and new answers.
+
+Two ledger stages: ``attribution`` holds one answer cell per (question, variant, repeat),
+key ``qid|variant|repeat`` (variants of :func:`snapaudit.stats.attribution.counterfactual_lists`),
+request ``{"question_id", "variant", "repeat", "doc_ids", "evidence": sha256(rendered)}``,
+payload as an answer cell's; ``attribution:judge:<judge>`` one blind packet per
+(question, variant), key ``qid|variant``, holding the old answers, the new answers and the
+variant's answers (state :data:`CF_STATE`), payload as a judge cell's. Seeds come from the
+design seed with the stage name as tag (:func:`~snapaudit.run.execution.schedule.derive_seed`),
+so they differ from the answer stage's. The verdict table is
+:func:`snapaudit.stats.attribution.attribute_question` over the accepted cells.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from snapaudit.hashing import sha256_json
+from snapaudit.judge.base import Judge, judge_with_usage
+from snapaudit.judge.packets import LABELS, build_packet
+from snapaudit.run.execution.runner import CellResult, CellTask
+from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.stages.keys import JudgeKey
+from snapaudit.run.stages.payloads import answer_result, decode_labels, labels_payload
+from snapaudit.stats.attribution import Agreement, counterfactual_lists, majority_agreement
+from snapaudit.systems.base import AnswerCall, Evidence, System
+from snapaudit.tables import AnswerRef
+from snapaudit.testbed.render import join_blocks, split_blocks
+
+STAGE = "attribution"
+CF_STATE = "~counterfactual"  # the counterfactual answers' state in a blind packet
+
+
+def judge_stage(judge: str) -> str:
+    return f"{STAGE}:judge:{judge}"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class AttributionKey:
+    """One counterfactual answer: ``qid|variant|repeat``."""
+
+    question_id: str
+    variant: str
+    repeat: int
+
+    def encode(self) -> str:
+        return f"{self.question_id}|{self.variant}|{self.repeat}"
+
+    @classmethod
+    def decode(cls, text: str) -> AttributionKey:
+        parts = text.rsplit("|", 2)
+        if len(parts) != 3 or not parts[2].isdigit():
+            raise ValueError(f"not an attribution cell key: {text!r}")
+        return cls(parts[0], parts[1], int(parts[2]))
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class AttributionJudgeKey:
+    """The judge packet of one variant: ``qid|variant``."""
+
+    question_id: str
+    variant: str
+
+    def encode(self) -> str:
+        return f"{self.question_id}|{self.variant}"
+
+    @classmethod
+    def decode(cls, text: str) -> AttributionJudgeKey:
+        qid, sep, variant = text.rpartition("|")
+        if not sep:
+            raise ValueError(f"not an attribution judge cell key: {text!r}")
+        return cls(qid, variant)
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionPlan:
+    """One flagged question: its locked evidence in both states and its counterfactuals."""
+
+    question_id: str
+    question: str
+    flip: bool
+    old: tuple[str, ...]
+    new: tuple[str, ...]
+    variants: dict[str, Evidence]
+
+
+def plan_question(question_id: str, question: str, flip: bool, old: Evidence,
+                  new: Evidence) -> QuestionPlan:
+    """The counterfactual evidence of one question, rendered from the blocks of O and N."""
+    blocks = {**split_blocks(old.rendered, old.doc_ids), **split_blocks(new.rendered,
+                                                                        new.doc_ids)}
+    variants = {name: Evidence(ids, join_blocks([blocks[d] for d in ids]))
+                for name, ids in counterfactual_lists(old.doc_ids, new.doc_ids).items()}
+    return QuestionPlan(question_id, question, flip, old.doc_ids, new.doc_ids, variants)
+
+
+def answer_cells(system: System, state: str, plans: Sequence[QuestionPlan], repeats: int,
+                 max_bytes: int) -> list[CellTask]:
+    """Every counterfactual answer cell, question by question, variant by variant."""
+    cells: list[CellTask] = []
+    for plan in plans:
+        for variant, evidence in plan.variants.items():
+            for repeat in range(1, repeats + 1):
+                cells.append(_answer_cell(system, state, plan, variant, evidence, repeat,
+                                          max_bytes))
+    return cells
+
+
+def _answer_cell(system: System, state: str, plan: QuestionPlan, variant: str,
+                 evidence: Evidence, repeat: int, max_bytes: int) -> CellTask:
+    qid = plan.question_id
+
+    async def call(attempt: int, seed: int) -> CellResult:
+        out = await system.answer(AnswerCall(qid, plan.question, state, repeat, attempt, seed,
+                                             evidence))
+        return answer_result(out, max_bytes)
+
+    request = {"question_id": qid, "variant": variant, "repeat": repeat,
+               "doc_ids": list(evidence.doc_ids), "evidence": sha256_json(evidence.rendered)}
+    return CellTask(AttributionKey(qid, variant, repeat).encode(), request, call)
+
+
+def counterfactual_answers(ledger: Ledger) -> dict[tuple[str, str], dict[int, str]]:
+    """(question, variant) -> repeat -> accepted counterfactual answer."""
+    out: dict[tuple[str, str], dict[int, str]] = {}
+    for cell in ledger.cells(STAGE):
+        key = AttributionKey.decode(cell.cell_key)
+        out.setdefault((key.question_id, key.variant), {})[key.repeat] = cell.payload["answer"]
+    return out
+
+
+def judge_cells(judge: Judge, plans: Sequence[QuestionPlan],
+                answers: Mapping[tuple[str, str], Sequence[tuple[AnswerRef, str]]],
+                cf: Mapping[tuple[str, str], Mapping[int, str]], seed: int
+                ) -> list[CellTask]:
+    """One blind packet per (question, variant): old, new and counterfactual answers.
+    ``answers``: (question, "old"|"new") -> the locked answers of that endpoint."""
+    cells: list[CellTask] = []
+    for plan in plans:
+        qid = plan.question_id
+        base = [*answers[(qid, "old")], *answers[(qid, "new")]]
+        for variant in plan.variants:
+            mine = [(AnswerRef(CF_STATE, r), a) for r, a in sorted(cf[(qid, variant)].items())]
+            if len(base) + len(mine) > len(LABELS):
+                raise ValueError(f"question {qid}: {len(base) + len(mine)} answers do not fit "
+                                 f"one judge packet ({len(LABELS)} at most)")
+            cells.append(_judge_cell(judge, AttributionJudgeKey(qid, variant), plan.question,
+                                     [*base, *mine], seed))
+    return cells
+
+
+def _judge_cell(judge: Judge, key: AttributionJudgeKey, question: str,
+                answers: Sequence[tuple[AnswerRef, str]], seed: int) -> CellTask:
+    blind, mapping = build_packet(key.encode(), question, answers, seed)
+
+    async def call(attempt: int, seed_: int) -> CellResult:
+        verdict, usage, meta = await judge_with_usage(judge, blind, seed_)
+        return CellResult(labels_payload(JudgeKey(key.question_id), verdict, mapping,
+                                         judge.name), usage, meta=meta)
+
+    request = {"question_id": key.question_id, "variant": key.variant, "judge": judge.spec(),
+               "packet": sha256_json([blind.labels, blind.answers])}
+    return CellTask(key.encode(), request, call)
+
+
+def agreements(ledger: Ledger, judge: str | None, old: str, new: str,
+               same_text: Callable[[str, str], bool], plans: Sequence[QuestionPlan],
+               answers: Mapping[tuple[str, str], Sequence[tuple[AnswerRef, str]]]
+               ) -> dict[str, dict[str, list[Agreement]]]:
+    """question -> variant -> one Agreement per repeat: a counterfactual answer agrees with
+    an endpoint answer when their normalized texts are equal (the exact kernel) or the judge
+    labelled the pair the same."""
+    labelled: dict[tuple[str, str], dict[tuple[AnswerRef, AnswerRef], bool]] = {}
+    if judge is not None:
+        for cell in ledger.cells(judge_stage(judge)):
+            key = AttributionJudgeKey.decode(cell.cell_key)
+            table = labelled.setdefault((key.question_id, key.variant), {})
+            for lab in decode_labels(key.question_id, cell.payload, judge):
+                table[(lab.a, lab.b)] = table[(lab.b, lab.a)] = lab.same
+    cf = counterfactual_answers(ledger)
+    out: dict[str, dict[str, list[Agreement]]] = {}
+    for plan in plans:
+        qid = plan.question_id
+        for variant in plan.variants:
+            table = labelled.get((qid, variant), {})
+            row = []
+            for repeat, text in sorted(cf.get((qid, variant), {}).items()):
+                me = AnswerRef(CF_STATE, repeat)
+                row.append(majority_agreement(
+                    [same_text(text, a) or table.get((me, r), False)
+                     for r, a in answers[(qid, "old")]],
+                    [same_text(text, a) or table.get((me, r), False)
+                     for r, a in answers[(qid, "new")]]))
+            out.setdefault(qid, {})[variant] = row
+    return out

@@ -1,0 +1,107 @@
+"""Counterfactual evidence lists and the attribution verdict table, hand-computed."""
+
+from __future__ import annotations
+
+from snapaudit.stats.attribution import (
+    CAUSED,
+    NECESSARY_ONLY,
+    NOT_EXPLAINED,
+    SUFFICIENT_ONLY,
+    THE_SET,
+    Agreement,
+    attribute_question,
+    attribution_table,
+    counterfactual_lists,
+    entering,
+    leaving,
+    majority_agreement,
+    necessity_list,
+    set_in_list,
+    set_out_list,
+    sufficiency_list,
+)
+
+OLD = ("a", "b", "c", "d")
+NEW = ("a", "x", "b", "y")
+
+FWD, BACK, NONE = Agreement(False, True), Agreement(True, False), Agreement(True, True)
+
+
+def test_entering_and_leaving_keep_their_rank_order() -> None:
+    assert entering(OLD, NEW) == ("x", "y")
+    assert leaving(OLD, NEW) == ("c", "d")
+
+
+def test_sufficiency_inserts_at_the_new_rank_and_drops_the_lowest_leaving() -> None:
+    assert sufficiency_list(OLD, NEW, "x") == ("a", "x", "b", "c")
+    assert sufficiency_list(OLD, NEW, "y") == ("a", "b", "c", "y")
+
+
+def test_necessity_replaces_by_the_highest_ranked_leaving() -> None:
+    assert necessity_list(OLD, NEW, "x") == ("a", "c", "b", "y")
+    assert necessity_list(OLD, NEW, "y") == ("a", "x", "b", "c")
+
+
+def test_set_lists_swap_every_entering_document() -> None:
+    assert set_in_list(OLD, NEW) == ("a", "x", "b", "y")
+    assert set_out_list(OLD, NEW) == ("a", "c", "b", "d")
+
+
+def test_single_entering_document_and_reordered_common_documents() -> None:
+    old, new = ("a", "b", "c"), ("c", "e", "a")
+    assert counterfactual_lists(old, new) == {"suff1": ("a", "e", "c"), "nec1": ("c", "b", "a")}
+
+
+def test_no_leaving_document_and_no_change() -> None:
+    assert counterfactual_lists(("a",), ("a", "e")) == {"suff1": ("a", "e"), "nec1": ("a",)}
+    assert counterfactual_lists(OLD, OLD) == {}
+    assert list(counterfactual_lists(OLD, NEW)) == ["suff1", "nec1", "suff2", "nec2", "set-in",
+                                                    "set-out"]
+
+
+def test_majority_agreement_is_strict() -> None:
+    assert majority_agreement([True, True, False], [False, False, False]) == BACK
+    assert majority_agreement([True, False], [True, True]) == FWD
+    assert FWD.forward and not FWD.back and BACK.back and not NONE.forward and not NONE.back
+
+
+def test_caused_needs_sufficient_and_necessary() -> None:
+    q = attribute_question("q", True, OLD, NEW, {"suff1": [FWD] * 4, "nec1": [BACK] * 3 + [NONE],
+                                             "suff2": [NONE] * 4, "nec2": [NONE] * 4})
+    assert (q.verdict, q.caused, q.agreement) == (CAUSED, ("x",), 0.75)
+    assert q.documents[0].rank == 2 and q.documents[1].caused is False
+
+
+def test_sufficient_only_and_necessary_only() -> None:
+    q = attribute_question("q", True, ("a", "b"), ("a", "e"),
+                           {"suff1": [FWD, FWD, FWD, NONE], "nec1": [BACK, NONE, NONE, NONE]})
+    assert (q.verdict, q.caused, q.agreement) == (SUFFICIENT_ONLY, (), 0.75)
+    q = attribute_question("q", True, ("a", "b"), ("a", "e"),
+                           {"suff1": [FWD, NONE], "nec1": [BACK, BACK]})
+    assert (q.verdict, q.agreement) == (NECESSARY_ONLY, 1.0)
+
+
+def test_the_set_when_no_document_alone() -> None:
+    q = attribute_question("q", True, OLD, NEW, {"suff1": [NONE] * 2, "nec1": [NONE] * 2,
+                                             "suff2": [NONE] * 2, "nec2": [NONE] * 2,
+                                             "set-in": [FWD] * 2, "set-out": [BACK, BACK]})
+    assert (q.verdict, q.caused, q.agreement) == (THE_SET, (), 1.0)
+
+
+def test_not_explained_rests_on_the_strongest_effect_seen() -> None:
+    q = attribute_question("q", False, ("a", "b"), ("a", "e"),
+                           {"suff1": [FWD, NONE, NONE, NONE], "nec1": [NONE] * 4})
+    assert (q.verdict, q.agreement) == (NOT_EXPLAINED, 0.75)
+    unchanged = attribute_question("q", False, OLD, OLD, {})
+    assert (unchanged.verdict, unchanged.agreement, unchanged.entering) == (NOT_EXPLAINED,
+                                                                             None, ())
+
+
+def test_table_counts_verdicts_and_lists_caused_ids() -> None:
+    a = attribute_question("q1", True, ("a",), ("e",), {"suff1": [FWD], "nec1": [BACK]})
+    b = attribute_question("q2", False, ("a",), ("a",), {})
+    table = attribution_table([a, b])
+    assert table["verdicts"][CAUSED] == 1 and table["verdicts"][NOT_EXPLAINED] == 1
+    assert table["questions"]["q1"]["caused"] == ["e"]
+    assert table["questions"]["q2"] == {**table["questions"]["q2"], "verdict": NOT_EXPLAINED,
+                                        "caused": []}
