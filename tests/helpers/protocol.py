@@ -1,9 +1,10 @@
 """The one protocol builder of the tests: small audit worlds and protocol TOML.
 
 An HTTP system over the loopback RAG fake (``write_world``, ``protocol_text``,
-``write_protocol``), the testbed system over a small built corpus
-(``write_testbed_world``, ``write_testbed_protocol``), and the pieces other builders
-share (``http_systems``, ``save_protocol``)."""
+``write_protocol``), a Python system over the same world (``python_protocol_text``), the
+testbed system over a small built corpus (``write_testbed_world``,
+``write_testbed_protocol``), and the pieces other builders share (``http_systems``,
+``save_protocol``)."""
 
 from __future__ import annotations
 
@@ -99,6 +100,41 @@ seed = 11
 
 def write_protocol(tmp: Path, svc: FakeRagService, **kw: Any) -> Path:
     return save_protocol(tmp, protocol_text(svc, **kw))
+
+
+def python_protocol_text(old: str, new: str | None = None, *, max_attempts: int = 4,
+                         run: dict[str, Any] | None = None) -> str:
+    """A ``[system] kind = "python"`` protocol over ``write_world(tmp, n=6)``: states old and
+    new, ``old``/``new`` the bodies of their ``[systems.<state>]`` tables (``new`` defaults
+    to ``old``), the exact kernel only, no backoff."""
+    knobs = {"max_attempts": max_attempts, "backoff_base_s": 0.0, "backoff_max_s": 0.0,
+             **(run or {})}
+    knob_lines = "\n".join(f"{k} = {json.dumps(v)}" for k, v in knobs.items())
+    return f"""
+name = "py"
+[states]
+order = ["old", "new"]
+old = "old"
+new = "new"
+[cohort]
+source = "jsonl"
+path = "questions.jsonl"
+size = 6
+[gold]
+path = "gold.jsonl"
+[system]
+kind = "python"
+[systems.old]
+{old}
+[systems.new]
+{new if new is not None else old}
+[gate]
+profile = "exact-only"
+[bootstrap]
+draws = 200
+[run]
+{knob_lines}
+"""
 
 
 # ---- the testbed protocol ([system] kind = "testbed" over a small built corpus) ----

@@ -13,7 +13,7 @@ from snapaudit.run.bound_systems import describe
 from snapaudit.systems.config import PythonSystemConfig
 from snapaudit.systems.python import python_spec
 from tests.helpers.cli import snapaudit
-from tests.helpers.protocol import save_protocol, write_world
+from tests.helpers.protocol import python_protocol_text, save_protocol, write_world
 
 PIPE = """from {helper} import shape
 import pydantic
@@ -33,33 +33,7 @@ def _world(tmp: Path, name: str, *, bind: str = "", max_attempts: int = 3) -> Pa
     (tmp / f"{name}_helper.py").write_text(HELPER, "utf-8")
     (tmp / "index.bin").write_bytes(b"\x00index v1" * 100)
     system = f'target = "{name}_pipe:answer"\npython_path = "."\n{bind}'
-    return save_protocol(tmp, f"""
-name = "py"
-[states]
-order = ["old", "new"]
-old = "old"
-new = "new"
-[cohort]
-source = "jsonl"
-path = "questions.jsonl"
-size = 6
-[gold]
-path = "gold.jsonl"
-[system]
-kind = "python"
-[systems.old]
-{system}
-[systems.new]
-{system}
-[gate]
-profile = "exact-only"
-[bootstrap]
-draws = 200
-[run]
-max_attempts = {max_attempts}
-backoff_base_s = 0.0
-backoff_max_s = 0.0
-""")
+    return save_protocol(tmp, python_protocol_text(system, max_attempts=max_attempts))
 
 
 def test_the_spec_binds_local_modules_distributions_and_files(tmp_path: Path) -> None:

@@ -15,41 +15,12 @@ from snapaudit.run.execution.schedule import derive_seed
 from snapaudit.run.record.ledger import Ledger
 from tests.helpers.cli import run_cli, wait_for_new_attempt
 from tests.helpers.ledger_view import accepted, query
-from tests.helpers.protocol import save_protocol, write_world
+from tests.helpers.protocol import python_protocol_text, save_protocol, write_world
 
 
 def seeded_protocol(tmp: Path, name: str = "audit.toml", extra: str = "",
                     target: str = "tests.fakes.python_systems:seeded") -> Path:
-    text = f"""
-name = "py"
-[states]
-order = ["old", "new"]
-old = "old"
-new = "new"
-[cohort]
-source = "jsonl"
-path = "questions.jsonl"
-size = 6
-[gold]
-path = "gold.jsonl"
-[system]
-kind = "python"
-[systems.old]
-target = "{target}"
-{extra}
-[systems.new]
-target = "{target}"
-{extra}
-[gate]
-profile = "exact-only"
-[bootstrap]
-draws = 200
-[run]
-max_attempts = 4
-backoff_base_s = 0.0
-backoff_max_s = 0.0
-concurrency = 1
-"""
+    text = python_protocol_text(f'target = "{target}"\n{extra}', run={"concurrency": 1})
     path = save_protocol(tmp, text)
     return path.rename(tmp / name) if path.name != name else path
 

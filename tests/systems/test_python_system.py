@@ -19,7 +19,7 @@ from snapaudit.errors import ConfigError, SnapauditError, TransportInvalid
 from snapaudit.systems.python import code_identity, load_target, to_outcome
 from tests.helpers.cli import run_cli
 from tests.helpers.ledger_view import accepted, query
-from tests.helpers.protocol import save_protocol, write_world
+from tests.helpers.protocol import python_protocol_text, save_protocol, write_world
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "python_system"
@@ -28,36 +28,8 @@ EXAMPLE = REPO / "examples" / "python_system"
 def _protocol(tmp: Path, target: str, kwargs: dict[str, str] | None = None,
               max_attempts: int = 4) -> Path:
     kw = "{ " + ", ".join(f'{k} = "{v}"' for k, v in (kwargs or {}).items()) + " }"
-    text = f"""
-name = "py"
-[states]
-order = ["old", "new"]
-old = "old"
-new = "new"
-[cohort]
-source = "jsonl"
-path = "questions.jsonl"
-size = 6
-[gold]
-path = "gold.jsonl"
-[system]
-kind = "python"
-[systems.old]
-target = "{target}"
-kwargs = {kw}
-[systems.new]
-target = "{target}"
-kwargs = {kw}
-[gate]
-profile = "exact-only"
-[bootstrap]
-draws = 200
-[run]
-max_attempts = {max_attempts}
-backoff_base_s = 0.0
-backoff_max_s = 0.0
-"""
-    return save_protocol(tmp, text)
+    return save_protocol(tmp, python_protocol_text(f'target = "{target}"\nkwargs = {kw}',
+                                                   max_attempts=max_attempts))
 
 
 def test_example_pipeline_end_to_end_with_the_python_api(tmp_path: Path) -> None:
