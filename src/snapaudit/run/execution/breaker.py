@@ -126,10 +126,7 @@ class Breaker:
                                      self.policy.max_wait_s, self.last_error)
 
         self.down = error
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        waiters, self._waiters = self._waiters, deque()
+        waiters = self._release()
         for waiter in waiters:
             if not waiter.done():
                 waiter.set_exception(error())
@@ -138,10 +135,7 @@ class Breaker:
     def stop(self) -> None:
         """The stage stops: cancel every waiting cell, and every cell that comes later."""
         self.stopped = True
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        waiters, self._waiters = self._waiters, deque()
+        waiters = self._release()
         for waiter in waiters:
             waiter.cancel()
 
@@ -166,12 +160,17 @@ class Breaker:
                 return
         self._due = True  # the next cell to arrive probes
 
-    def _close(self) -> None:
-        self.open = self._due = False
+    def _release(self) -> deque[asyncio.Future[bool]]:
+        """Cancel the pending probe timer and take every waiting cell off the queue."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         waiters, self._waiters = self._waiters, deque()
+        return waiters
+
+    def _close(self) -> None:
+        self.open = self._due = False
+        waiters = self._release()
         for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(False)
