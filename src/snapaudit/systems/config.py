@@ -73,7 +73,7 @@ class RunConfig(Frozen):
     # consecutive transient failures (0: never); one probe after breaker_backoff_s, doubled
     # after each failed probe up to backoff_max_s; the stage gives up when the endpoint has
     # been failing for breaker_max_wait_s.
-    breaker_failures: int = Field(default=2, ge=0)
+    breaker_failures: int = Field(default=1, ge=0)
     breaker_backoff_s: float = Field(default=1.0, gt=0)
     breaker_max_wait_s: float = Field(default=120.0, ge=0)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
