@@ -126,8 +126,21 @@ class RetriesExhaustedError(SnapauditError):
         why = failure_lines(self.reasons, self.last_errors)
         super().__init__(
             f"{len(self.cell_keys)} {stage} cell(s) exhausted their retries: {shown}{more}; "
-            "re-run the same command to retry them" + "".join(f"\n  {w}" for w in why)
+            + retry_hint(self.reasons) + "".join(f"\n  {w}" for w in why)
         )
+
+
+def retry_hint(reasons: Mapping[str, int]) -> str:
+    """What to do about cells that exhausted their retries: re-running helps a transient
+    failure, not a call that is always slower than the timeout."""
+    if reasons and set(reasons) <= {"timeout"}:
+        return ("re-running retries them under the same timeout, so first raise [run] "
+                "timeout_s if the calls are slow; for a Python system whose calls hang, set "
+                'isolation = "process" in [systems.<state>] (a hanging call is then killed)')
+    if "timeout" in reasons:
+        return ("re-run the same command to retry them (for the timeouts: raise [run] "
+                'timeout_s, or set isolation = "process" for a Python system)')
+    return "re-run the same command to retry them"
 
 
 def failure_lines(reasons: Mapping[str, int], last_errors: Mapping[str, str]) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
 from snapaudit._model import Frozen
 
@@ -37,8 +37,18 @@ class ModelPrice(Frozen):
     batch_discount: float = Field(default=0.5, ge=0, lt=1)
 
 
+# How a Python system's calls run: operational, never bound into the protocol hash (like
+# [run]: left out of a dump with context={"bound": True}, as bound_fields does); a setting
+# at its default is never written
+EXECUTION_KEYS = ("max_concurrency", "thread_safe", "isolation")
+
+_DEFAULTS: dict[str, Any] = {"bind_files": [], "setup": None, "max_concurrency": None,
+                             "thread_safe": False, "isolation": "thread"}
+
+
 class PythonSystemConfig(Frozen):
-    """``[systems.<state>]`` of ``system.kind = "python"``: a callable and its kwargs."""
+    """``[systems.<state>]`` of ``system.kind = "python"``: a callable, its kwargs, and how
+    its calls run (snapaudit.systems.python)."""
 
     target: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")  # "pkg.module:function"
     kwargs: dict[str, Any] = Field(default_factory=dict)
@@ -47,14 +57,36 @@ class PythonSystemConfig(Frozen):
     # index and model files (or folders) the answers depend on, relative to the protocol:
     # their sizes and SHA-256 are bound into the system's spec (snapaudit.systems.python_code)
     bind_files: list[str] = Field(default_factory=list)
+    # "module:function" called once per worker process (once per system in thread
+    # isolation) before the first call, outside every timeout; its return value reaches the
+    # target as the keyword ``resources``; its module is bound into the spec like the target's
+    setup: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+    # calls of this state at once; None: [run] concurrency for an async or thread-safe
+    # target, 1 for a sync one (one model object called from two threads can crash)
+    max_concurrency: int | None = Field(default=None, ge=1, le=4096)
+    thread_safe: bool = False
+    # "process": a pool of max_concurrency worker processes (snapaudit.systems.workers): a
+    # native crash is one failed attempt, a call past its timeout is killed
+    isolation: Literal["thread", "process"] = "thread"
 
     @model_serializer(mode="wrap")
-    def _drop_empty_bind_files(self, handler: SerializerFunctionWrapHandler) -> Any:
-        """Without ``bind_files`` the bound fields (so the protocol hash) are as before."""
+    def _drop_defaults(self, handler: SerializerFunctionWrapHandler,
+                       info: SerializationInfo) -> Any:
+        """The keys added after the first release are written only when set: without them
+        the bound fields (so the protocol hash) are as before."""
         data = handler(self)
-        if isinstance(data, dict) and not data.get("bind_files"):
-            data.pop("bind_files", None)
+        if isinstance(data, dict):
+            bound = isinstance(info.context, dict) and info.context.get("bound")
+            for key, default in _DEFAULTS.items():
+                if key in data and (data[key] == default or (bound and key in EXECUTION_KEYS)):
+                    data.pop(key)
         return data
+
+    def slots(self, run_concurrency: int, is_async: bool) -> int:
+        """How many calls of this state run at once."""
+        if self.max_concurrency is not None:
+            return self.max_concurrency
+        return run_concurrency if is_async or self.thread_safe else 1
 
 
 class RunConfig(Frozen):

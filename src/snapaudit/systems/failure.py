@@ -51,6 +51,7 @@ class FailureReason(StrEnum):
     OVERSIZED_ANSWER = "oversized_answer"
     # in-process systems and generators
     EXCEPTION = "exception"  # a Python system's callable raised
+    WORKER_DIED = "worker_died"  # a Python system's worker process crashed (signal named)
     PROMPT_TOO_LONG = "prompt_too_long"
     LOCAL_ERROR = "local_error"
     # provider batches

@@ -1,75 +1,47 @@
 """A RAG pipeline written in Python as a system: ``[systems.<state>] target = "pkg.mod:fn"``.
 
 The target is imported once per state and called once per attempt with a typed
-:class:`PythonCall` and the state's ``kwargs``. A sync callable runs in a bounded thread pool
-(``[run] concurrency`` threads per state); an async one runs on the event loop. It returns the
+:class:`PythonCall` and the state's ``kwargs`` (and ``resources=``, what ``setup`` returned,
+when a ``setup`` is configured). How its calls run is the state's execution settings:
+``max_concurrency`` calls at once (1 for a sync target unless ``thread_safe``), in threads
+and on the event loop (``isolation = "thread"``: :mod:`snapaudit.systems.python_threads`) or
+in worker processes (``"process"``: :mod:`snapaudit.systems.workers`). It returns the
 answer as a string or a mapping ``{"answer": str, "doc_ids"?: [str, ...], "meta"?: {...}}``.
 Any exception it raises is one transport-invalid attempt whose reason names the exception's
 type and message (its redacted traceback, at most 4 KB of the innermost frames, is kept in
 the attempt's meta); the engine retries it under the same policy as an HTTP failure.
 
-The spec binds the target, its kwargs and its code: the SHA-256 of the target module's source
-file, or the installed distribution's name and version when the module comes from one; the
-local modules it imports and the installed distributions they use (``imports``), and the
-``bind_files`` (``files``): :mod:`snapaudit.systems.python_code`. :func:`python_spec` is that
-spec without building the system (a finished run checks its code cheaply).
+The spec binds the target, its kwargs, its ``setup`` and their code: the SHA-256 of each
+one's module source file, or the installed distribution's name and version when the module
+comes from one; the local modules they import and the installed distributions those use
+(``imports``), and the ``bind_files`` (``files``): :mod:`snapaudit.systems.python_code`.
+:func:`python_spec` is that spec without building the system (a finished run checks its
+code cheaply; ``setup`` is imported, never run). The execution settings are not in it.
 """
 
 from __future__ import annotations
 
-import asyncio
-import importlib
 import inspect
 import sys
-import time
-import traceback
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from snapaudit.errors import ConfigError, TransportInvalid
+from snapaudit.errors import TransportInvalid
 from snapaudit.hashing import sha256_file
 from snapaudit.systems.base import AnswerCall, AnswerOutcome
 from snapaudit.systems.config import PythonSystemConfig, RunConfig
 from snapaudit.systems.failure import R
+from snapaudit.systems.loop_watch import BLOCKED_S
+from snapaudit.systems.python_call import TRACEBACK_CHARS as TRACEBACK_CHARS
+from snapaudit.systems.python_call import PythonCall, Returned, load_target
+from snapaudit.systems.python_call import traceback_tail as traceback_tail
 from snapaudit.systems.python_code import bound_files, imported_code, target_roots
-from snapaudit.systems.redact import redact
+from snapaudit.systems.python_threads import AsyncCalls, SetupOnce, ThreadSlots, blocking_fix
+from snapaudit.systems.workers import WorkerPool, WorkerSpec
 
-
-@dataclass(frozen=True, slots=True)
-class PythonCall:
-    """What a Python system receives for one attempt at one cell."""
-
-    question: str
-    question_id: str
-    state: str
-    repeat: int
-    seed: int
-    attempt: int
-
-
-def load_target(target: str, search_path: Path | None = None) -> Callable[..., Any]:
-    """Import ``package.module:function`` (ConfigError naming the problem)."""
-    module_name, sep, attr = target.partition(":")
-    if not sep or not module_name or not attr:
-        raise ConfigError(f"python target {target!r}: expected 'package.module:function'")
-    if search_path is not None and str(search_path) not in sys.path:
-        sys.path.insert(0, str(search_path))
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:  # any import-time failure of user code is a config problem
-        raise ConfigError(f"python target {target!r}: cannot import {module_name!r}: "
-                          f"{type(exc).__name__}: {exc}") from None
-    obj: Any = module
-    for part in attr.split("."):
-        obj = getattr(obj, part, None)
-        if obj is None:
-            raise ConfigError(f"python target {target!r}: {module_name!r} has no {attr!r}")
-    if not callable(obj):
-        raise ConfigError(f"python target {target!r} is not callable")
-    return obj  # type: ignore[no-any-return]
+__all__ = ["PythonCall", "PythonSystem", "code_identity", "load_target", "python_spec",
+           "to_outcome", "traceback_tail"]
 
 
 def code_identity(target: str) -> dict[str, str]:
@@ -136,43 +108,48 @@ def python_spec(config: PythonSystemConfig, base_dir: Path | None) -> dict[str, 
     search = search_path(config, base_dir)
     load_target(config.target, search)
     module_name = config.target.partition(":")[0]
-    roots = target_roots(module_name, [p for p in (base_dir, search) if p is not None])
+    folders = [p for p in (base_dir, search) if p is not None]
     spec: dict[str, Any] = {"kind": "python", "target": config.target,
                             "kwargs": dict(config.kwargs), "code": code_identity(config.target),
-                            "imports": imported_code(module_name, roots)}
+                            "imports": imported_code(module_name,
+                                                     target_roots(module_name, folders))}
+    if config.setup:  # its module bound like the target's (without running it)
+        load_target(config.setup, search)
+        setup_module = config.setup.partition(":")[0]
+        spec["setup"] = {"target": config.setup, "code": code_identity(config.setup)}
+        more = imported_code(setup_module, target_roots(setup_module, folders))
+        spec["imports"] = {part: dict(sorted({**spec["imports"][part], **more[part]}.items()))
+                           for part in ("modules", "distributions")}
     if config.bind_files:
         spec["files"] = bound_files(config.bind_files, base_dir)
     return spec
 
 
-TRACEBACK_CHARS = 4096
-
-
-def traceback_tail(exc: BaseException, limit: int = TRACEBACK_CHARS) -> str:
-    """``exc``'s traceback, redacted, cut to its last ``limit`` characters at a line start
-    (the innermost frames and the exception itself are kept; the outer frames go first)."""
-    text = redact("".join(traceback.format_exception(exc)))
-    if len(text) <= limit:
-        return text
-    cut = text[-limit:]
-    cut = cut[cut.find("\n") + 1:] if "\n" in cut else cut
-    return "... (outer frames cut)\n" + cut
-
-
 class PythonSystem:
-    """One state's Python callable."""
+    """One state's Python callable, run as its execution settings say."""
 
     def __init__(self, state: str, config: PythonSystemConfig, run: RunConfig,
                  base_dir: Path | None = None):
         self.state = state
         self.config = config
         self._base_dir = base_dir
-        self._fn = load_target(config.target, search_path(config, base_dir))
+        search = search_path(config, base_dir)
+        fn = load_target(config.target, search)
+        if config.setup:
+            load_target(config.setup, search)  # an import error is a ConfigError now
         self._spec: dict[str, Any] | None = None
-        self._async = inspect.iscoroutinefunction(self._fn)
-        self._timeout_s = run.timeout_s
-        self._pool = None if self._async else ThreadPoolExecutor(
-            max_workers=run.concurrency, thread_name_prefix=f"snapaudit-{state}")
+        is_async = inspect.iscoroutinefunction(fn)
+        self.slots = config.slots(run.concurrency, is_async)
+        self._calls: AsyncCalls | ThreadSlots | WorkerPool
+        if config.isolation == "process":
+            self._calls = WorkerPool(WorkerSpec(config.target, config.setup,
+                                                str(search) if search else None,
+                                                dict(config.kwargs), state),
+                                     self.slots, run.timeout_s)
+        else:
+            setup = SetupOnce(config.setup, search, state, config.kwargs)
+            kind = AsyncCalls if is_async else ThreadSlots
+            self._calls = kind(fn, setup, self.slots, run.timeout_s, state)
 
     def spec(self) -> dict[str, Any]:
         if self._spec is None:  # once: bind_files may be large
@@ -180,29 +157,23 @@ class PythonSystem:
         return self._spec
 
     async def answer(self, call: AnswerCall) -> AnswerOutcome:
-        pc = PythonCall(call.question, call.question_id, call.state, call.repeat, call.seed,
-                        call.attempt)
-        kwargs = dict(self.config.kwargs)
-        start = time.monotonic()
-        try:
-            if self._async:
-                value = await asyncio.wait_for(self._fn(pc, **kwargs), self._timeout_s)
-            else:
-                loop = asyncio.get_running_loop()
-                value = await asyncio.wait_for(
-                    loop.run_in_executor(self._pool, lambda: self._fn(pc, **kwargs)),
-                    self._timeout_s)
-        except TimeoutError:
-            raise TransportInvalid(R.TIMEOUT, detail=f"no return within {self._timeout_s:g} s")\
-                from None
-        except TransportInvalid:
-            raise
-        except Exception as exc:  # the pipeline's own failure: one retryable attempt
-            message = " ".join(str(exc).split())[:300]
-            raise TransportInvalid(R.EXCEPTION, detail=f"{type(exc).__name__}: {message}",
-                                   traceback=traceback_tail(exc)) from None
-        return to_outcome(value, time.monotonic() - start)
+        returned = await self._calls.call(PythonCall(
+            call.question, call.question_id, call.state, call.repeat, call.seed, call.attempt))
+        return outcome_of(returned, self.state)
 
     async def aclose(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+        await self._calls.aclose()
+
+
+def outcome_of(returned: Returned, state: str) -> AnswerOutcome:
+    """An attempt's outcome from what the call gave (TransportInvalid for a raised exception
+    or a malformed value); a call that blocked the loop is accepted with a warning in the
+    attempt's meta."""
+    if returned.error is not None:
+        raise TransportInvalid(R.EXCEPTION, detail=returned.error, traceback=returned.traceback)
+    out = to_outcome(returned.value, returned.latency_s)
+    if returned.blocked_s > BLOCKED_S:
+        out.meta["snapaudit_warning"] = (
+            f"the async target blocked the event loop for {returned.blocked_s:.1f} s (no "
+            f"other call ran meanwhile): {blocking_fix(state)}")
+    return out

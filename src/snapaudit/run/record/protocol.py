@@ -270,8 +270,9 @@ def load_protocol(path: str | Path, overrides: Sequence[str] = ()) -> Protocol:
 
 
 def bound_fields(protocol: Protocol) -> dict[str, Any]:
-    """Everything that shapes outputs (all but ``[run]``), as plain JSON data."""
-    data: dict[str, Any] = protocol.model_dump(mode="json", exclude={"run"})
+    """Everything that shapes outputs (all but ``[run]`` and EXECUTION_KEYS), as JSON data."""
+    data: dict[str, Any] = protocol.model_dump(mode="json", exclude={"run"},
+                                               context={"bound": True})
     return data
 
 
