@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,17 @@ def logged_sleep(call: PythonCall, log: str, sleep_s: float = 0.05, slow_s: floa
     time.sleep(float(slow_s if slow else sleep_s))
     _log(log, qid=call.question_id, state=call.state, repeat=call.repeat,
          attempt=call.attempt, start=start, end=time.time(), pid=os.getpid())
+    return f"answer {call.question_id}"
+
+
+_MODELS: dict[str, threading.Lock] = {}
+
+
+def one_model(call: PythonCall, call_s: float = 1.5) -> str:
+    """A model object per state that serves one call at a time (its own lock, as a
+    llama.cpp wrapper that serializes would): each call takes ``call_s`` once it has it."""
+    with _MODELS.setdefault(call.state, threading.Lock()):
+        time.sleep(float(call_s))
     return f"answer {call.question_id}"
 
 

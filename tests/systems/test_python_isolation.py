@@ -82,7 +82,7 @@ def test_a_blocking_async_call_past_its_timeout_is_not_accepted() -> None:
 
     blocked, fine = asyncio.run(both())
     assert isinstance(blocked, TransportInvalid) and blocked.reason == "timeout"
-    assert "blocked the event loop for 1." in blocked.detail
+    assert "event loop was blocked for 1." in blocked.detail
     assert 'isolation = "process"' in blocked.detail and "async client" in blocked.detail
     assert isinstance(fine, AnswerOutcome) and fine.answer == "answer q001"
 
@@ -92,7 +92,7 @@ def test_a_blocking_async_call_within_its_timeout_is_accepted_with_a_warning() -
     system = _system("blocking_async", timeout_s=4.0, kwargs={"block_s": 1.3})
     out, = asyncio.run(_answers(system, _call("q000")))
     assert isinstance(out, AnswerOutcome) and out.answer == "answer q000"
-    assert "blocked the event loop for 1." in out.meta["snapaudit_warning"]
+    assert "event loop was blocked for 1." in out.meta["snapaudit_warning"]
     quick, = asyncio.run(_answers(_system("blocking_async"), _call("q001")))
     assert isinstance(quick, AnswerOutcome) and "snapaudit_warning" not in quick.meta
 

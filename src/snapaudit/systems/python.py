@@ -174,6 +174,6 @@ def outcome_of(returned: Returned, state: str) -> AnswerOutcome:
     out = to_outcome(returned.value, returned.latency_s)
     if returned.blocked_s > BLOCKED_S:
         out.meta["snapaudit_warning"] = (
-            f"the async target blocked the event loop for {returned.blocked_s:.1f} s (no "
-            f"other call ran meanwhile): {blocking_fix(state)}")
+            f"the event loop was blocked for {returned.blocked_s:.1f} s during this call (an "
+            f"async target that blocks; no other call ran meanwhile): {blocking_fix(state)}")
     return out

@@ -180,8 +180,9 @@ class AsyncCalls:
     def _blocking(self, blocked: float) -> str:
         if blocked <= BLOCKED_S:
             return ""
-        return (f"; the async target blocked the event loop for {blocked:.1f} s, so no "
-                f"timeout could fire and no other call ran: {blocking_fix(self._state)}")
+        return (f"; the event loop was blocked for {blocked:.1f} s during this call (an async "
+                "target that blocks: no timeout can fire and no other call runs meanwhile): "
+                + blocking_fix(self._state))
 
     async def aclose(self) -> None:
         await self.watch.aclose()

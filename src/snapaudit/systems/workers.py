@@ -70,7 +70,7 @@ class Worker:
         loop = asyncio.get_running_loop()
         ready = loop.create_future()
         fd = self.conn.fileno()
-        loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+        loop.add_reader(fd, _set, ready)
         try:
             await asyncio.wait_for(ready, timeout_s)
         finally:
@@ -97,6 +97,11 @@ class Worker:
             self.conn.send(("stop",))
         self.proc.join(STOP_WAIT_S)
         self.kill()
+
+
+def _set(ready: asyncio.Future[None]) -> None:
+    if not ready.done():
+        ready.set_result(None)
 
 
 def exit_words(code: int | None) -> str:
