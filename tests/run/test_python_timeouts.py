@@ -82,6 +82,17 @@ def test_every_slot_held_by_a_hanging_call_stops_the_stage_with_the_fix(
 
 
 @pytest.mark.slow
+def test_the_cli_exits_at_once_when_every_slot_hangs(tmp_path: Path) -> None:
+    proto = _protocol(tmp_path, "hang_first", {"hang_s": 60.0}, timeout_s=0.5)
+    start = time.monotonic()
+    out = snapaudit_cli("run", str(proto), "--run-dir", "run", "--progress", "silent",
+                        cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    assert "held by a call abandoned" in out.stderr and "Traceback" not in out.stderr
+    assert time.monotonic() - start < 30  # the hanging thread does not hold the exit
+
+
+@pytest.mark.slow
 def test_a_native_crash_in_a_worker_is_one_failed_attempt(tmp_path: Path) -> None:
     marker = tmp_path / "aborted"
     proto = _protocol(tmp_path, "abort_once", {"marker": str(marker)}, 'isolation = "process"')

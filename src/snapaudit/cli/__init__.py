@@ -93,6 +93,7 @@ def main(argv: list[str] | None = None) -> Any:
         sys.exit(2)
     except SnapauditError as exc:
         click.echo(f"error: {redact_message(str(exc))}", err=True)
+        _exit_now_if_a_model_call_was_abandoned(exc.exit_code)
         sys.exit(exc.exit_code)
     except OSError as exc:
         if os.environ.get("SNAPAUDIT_TRACEBACK"):
@@ -135,13 +136,15 @@ def _ignore_sigint() -> None:
 
 
 def _exit_now_if_a_model_call_was_abandoned(code: int) -> None:
-    """A local-model call abandoned by Ctrl-C still runs in its daemon thread; finalizing
-    the interpreter under it can crash in native code, so exit at once (the ledger is
-    already closed and every attempt marked)."""
+    """A local-model call abandoned by Ctrl-C (or a Python system's call abandoned at its
+    timeout) still runs in its daemon thread; finalizing the interpreter under it can crash
+    in native code, so exit at once (the ledger is already closed and every attempt
+    marked)."""
     import os
     import threading
 
-    if any(t.name == "snapaudit-llm" and t.is_alive() for t in threading.enumerate()):
+    if any((t.name == "snapaudit-llm" or t.name.startswith("snapaudit-python-"))
+           and t.is_alive() for t in threading.enumerate()):
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import queue
+import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -64,6 +66,44 @@ def _cell(call: PythonCall) -> tuple[str, str, int]:
     return call.question_id, call.state, call.repeat
 
 
+THREAD_PREFIX = "snapaudit-python-"  # the threads' names: the CLI exits at once past one
+
+
+class DaemonThreads:
+    """``size`` daemon threads taking jobs in order: an abandoned call never holds the
+    interpreter's exit (a ThreadPoolExecutor's threads are joined at exit)."""
+
+    def __init__(self, size: int, name: str):
+        self._size, self._name = size, name
+        self._jobs: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]]
+                                      | None] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        self._jobs.put((future, fn, args))
+        self._threads = [t for t in self._threads if t.is_alive()]
+        if len(self._threads) < self._size:
+            thread = threading.Thread(target=self._work, name=self._name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        return future
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            future, fn, args = job
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn(*args))
+                except BaseException as exc:  # handed to the waiting call
+                    future.set_exception(exc)
+
+    def shutdown(self) -> None:
+        for _ in self._threads:
+            self._jobs.put(None)
+        self._threads = []
+
+
 class ThreadSlots:
     """A sync target in at most ``slots`` threads (see the module doc)."""
 
@@ -71,7 +111,7 @@ class ThreadSlots:
                  state: str):
         self._fn, self._setup, self._slots = fn, setup, slots
         self._timeout_s, self._state = timeout_s, state
-        self._pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix=f"snapaudit-{state}")
+        self._pool = DaemonThreads(slots, f"{THREAD_PREFIX}{state}")
         self._free = asyncio.Semaphore(slots)
         self._running: dict[tuple[str, str, int], Future[Returned]] = {}
         self._abandoned: dict[Future[Returned], float] = {}  # call -> when it was abandoned
@@ -139,7 +179,7 @@ class ThreadSlots:
                         + ", or raise [run] timeout_s if the calls are only slow.") from None
 
     async def aclose(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool.shutdown()
 
 
 def _soon(loop: asyncio.AbstractEventLoop, fn: Callable[[Future[Returned]], None],
