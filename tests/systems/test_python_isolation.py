@@ -107,6 +107,41 @@ def test_latency_is_measured_per_call_of_a_loop_blocking_target() -> None:
     assert all(0.39 <= lat < 0.7 for lat in latencies), latencies
 
 
+def test_a_retry_is_not_called_while_its_abandoned_attempt_still_runs() -> None:
+    # two slots; q000's first attempt hangs 1.5 s under timeout_s = 0.4
+    system = _system("hang_first", timeout_s=0.4, max_concurrency=2, kwargs={"hang_s": 1.5})
+
+    async def calls() -> list[AnswerOutcome | BaseException]:
+        first = asyncio.ensure_future(system.answer(_call("q000")))
+        await asyncio.sleep(0.05)
+        out: list[AnswerOutcome | BaseException] = []
+        for c in (_call("q000", attempt=2), _call("q001")):
+            try:
+                out.append(await system.answer(c))
+            except TransportInvalid as exc:
+                out.append(exc)
+        return [*(await asyncio.gather(first, return_exceptions=True)), *out]
+
+    try:
+        first, retry, other = asyncio.run(calls())
+    finally:
+        asyncio.run(system.aclose())
+    assert isinstance(first, TransportInvalid) and "abandoned" in first.detail
+    # the retry waited one more timeout for the running attempt, then failed uncalled
+    assert isinstance(retry, TransportInvalid) and retry.detail.startswith("not called")
+    assert "1 abandoned call(s) of state old still running, 2 slot(s)" in retry.detail
+    assert isinstance(other, AnswerOutcome)  # the second slot still serves other cells
+
+
+@pytest.mark.slow
+def test_latency_of_async_calls_in_worker_processes_is_per_call() -> None:
+    system = _system("blocking_each", isolation="process", max_concurrency=2,
+                     kwargs={"block_s": 0.4})
+    outs = asyncio.run(_answers(system, _call("q000"), _call("q001")))
+    latencies = [o.latency_s for o in outs if isinstance(o, AnswerOutcome)]
+    assert len(latencies) == 2 and all(0.39 <= lat < 0.7 for lat in latencies), outs
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("isolation", ["thread", "process"])
 def test_latency_of_a_short_call_is_its_own_while_another_is_slow(
