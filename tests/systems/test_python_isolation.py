@@ -48,6 +48,8 @@ def test_slots_default_to_one_for_a_sync_target_unless_thread_safe() -> None:
     assert PythonSystemConfig(target="m:f", max_concurrency=2).slots(8, is_async=True) == 2
     with pytest.raises(ValueError):
         PythonSystemConfig(target="m:f", max_concurrency=0)
+    with pytest.raises(ValueError, match=r"kwargs\.resources"):
+        PythonSystemConfig(target="m:f", setup="m:load", kwargs={"resources": 1})
     assert exit_words(-6) == "worker died: SIGABRT (signal 6)"
     assert exit_words(-11) == "worker died: SIGSEGV (signal 11)"
     assert exit_words(3) == "worker exited with code 3"

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from snapaudit._model import Frozen
 
@@ -81,6 +87,13 @@ class PythonSystemConfig(Frozen):
                 if key in data and (data[key] == default or (bound and key in EXECUTION_KEYS)):
                     data.pop(key)
         return data
+
+    @model_validator(mode="after")
+    def _resources_is_setup_s(self) -> PythonSystemConfig:
+        if self.setup is not None and "resources" in self.kwargs:
+            raise ValueError("kwargs.resources: with setup, the target's 'resources' argument "
+                             "is what setup returned; rename the kwarg")
+        return self
 
     def slots(self, run_concurrency: int, is_async: bool) -> int:
         """How many calls of this state run at once."""
