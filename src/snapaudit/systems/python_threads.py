@@ -35,8 +35,8 @@ from snapaudit.systems.failure import R
 from snapaudit.systems.loop_watch import BLOCKED_S, LoopWatch
 from snapaudit.systems.python_call import PythonCall, Returned, arun_setup, call_async, call_sync
 
-FIX = ('set isolation = "process" in [systems.{state}] (a worker process per slot, killed '
-       "at the timeout)")
+FIX = ('isolation = "process" in [systems.{state}] (a worker process per slot, killed at the '
+       "timeout)")
 
 
 class SetupOnce:
@@ -130,11 +130,12 @@ class ThreadSlots:
             return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)),
                                           self._timeout_s)
         except TimeoutError:
-            self._abandoned[future] = time.monotonic()
+            if not future.done():  # else it returned just now: its slot is being freed
+                self._abandoned[future] = time.monotonic()
             raise TransportInvalid(R.TIMEOUT, detail=(
                 f"no return within {self._timeout_s:g} s; the call was abandoned and keeps its "
                 f"slot until it returns ({self._still_running()}; a Python thread cannot be "
-                "stopped: " + FIX.format(state=self._state) + ")")) from None
+                "stopped: set " + FIX.format(state=self._state) + ")")) from None
 
     def _still_running(self) -> str:
         return (f"{len(self._abandoned)} abandoned call(s) of state {self._state} still "
@@ -155,7 +156,7 @@ class ThreadSlots:
         except TimeoutError:
             raise TransportInvalid(R.TIMEOUT, detail=(
                 "not called: the earlier attempt of this cell, abandoned after "
-                f"{self._timeout_s:g} s, is still running ({self._still_running()}; "
+                f"{self._timeout_s:g} s, is still running ({self._still_running()}; set "
                 + FIX.format(state=self._state) + ")")) from None
 
     async def _acquire(self) -> None:
@@ -174,8 +175,8 @@ class ThreadSlots:
                         f"state {self._state}: every one of its {self._slots} slot(s) is held "
                         f"by a call abandoned after timeout_s = {self._timeout_s:g} s that is "
                         f"still running (the oldest for {oldest:.0f} s): a Python thread cannot "
-                        "be stopped and no other call can start. " + FIX.format(
-                            state=self._state).capitalize()
+                        "be stopped and no other call can start. Set "
+                        + FIX.format(state=self._state)
                         + ", or raise [run] timeout_s if the calls are only slow.") from None
 
     async def aclose(self) -> None:
