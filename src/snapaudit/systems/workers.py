@@ -176,9 +176,13 @@ class WorkerPool:
             message = await worker.receive(None)
         except WorkerDied as died:
             self._drop(worker)
-            what = f"setup {self._spec.setup!r}" if self._spec.setup else "importing the target"
-            raise ConfigError(f"state {self._spec.state}: the worker process {died} while "
-                              f"{what} ran") from None
+            what = (f"importing the target or running setup {self._spec.setup!r}"
+                    if self._spec.setup else "importing the target")
+            raise ConfigError(
+                f"state {self._spec.state}: a worker process ended before it was ready "
+                f"({died}) while {what}; a script that starts the run must keep that call "
+                "under `if __name__ == \"__main__\":` (isolation = \"process\" starts workers "
+                "with spawn)") from None
         if message[0] != "ready":
             self._drop(worker)
             raise ConfigError(f"{message[1]} (in a worker process)")
