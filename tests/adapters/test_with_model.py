@@ -62,8 +62,8 @@ def lc_llm(smollm2_path: Path) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         from langchain_community.llms import LlamaCpp
-    return LlamaCpp(model_path=str(smollm2_path), n_ctx=512, max_tokens=8, temperature=1.0,
-                    stop=["<|im_end|>"], seed=0, verbose=False)
+    return LlamaCpp(model_path=str(smollm2_path), n_ctx=512, n_batch=256, max_tokens=8,
+                    temperature=1.0, stop=["<|im_end|>"], seed=0, verbose=False)
 
 
 def test_langchain_bm25_prompt_llamacpp(lc_llm: Any) -> None:
