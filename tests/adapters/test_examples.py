@@ -2,7 +2,9 @@
 resumed ends with exactly the answers (and document ids) of an uninterrupted run.
 
 The examples share one llama.cpp model between both states at ``concurrency = 4``; the
-copies run here set ``concurrency = 1`` so that the order of calls is fixed as well."""
+copies killed here set ``concurrency = 1`` so that the order of calls is fixed as well, and
+the example as shipped (four threads on one model: the adapter's lock serializes the model,
+its prompt cache is reset per call) gives the very same answers."""
 
 from __future__ import annotations
 
@@ -27,14 +29,17 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CELLS = 6 * 2 * 2
 
 
-def _copy(name: str, tmp: Path) -> Path:
+def _copy(name: str, tmp: Path) -> tuple[Path, Path]:
+    """The example copied into ``tmp``: its protocol at ``concurrency = 1``, and as shipped."""
     folder = tmp / name
     shutil.copytree(EXAMPLES / name, folder, ignore=shutil.ignore_patterns("__pycache__"))
-    proto = folder / "protocol.toml"
-    text = proto.read_text(encoding="utf-8")
+    shipped = folder / "protocol.toml"
+    text = shipped.read_text(encoding="utf-8")
     assert "\nconcurrency = 4 " in text
-    proto.write_text(text.replace("\nconcurrency = 4 ", "\nconcurrency = 1 "), encoding="utf-8")
-    return proto
+    serial = folder / "serial.toml"
+    serial.write_text(text.replace("\nconcurrency = 4 ", "\nconcurrency = 1 "),
+                      encoding="utf-8")
+    return serial, shipped
 
 
 def _finish(proto: Path, run_dir: Path) -> None:
@@ -69,7 +74,7 @@ def _kill_after(proto: Path, run_dir: Path, cells: int) -> dict[str, Any]:
 @pytest.mark.parametrize("name", ["langchain", "llamaindex"])
 def test_example_killed_and_resumed_gives_the_uninterrupted_answers(
         name: str, tmp_path: Path, smollm2_path: Path) -> None:
-    proto = _copy(name, tmp_path)
+    proto, shipped = _copy(name, tmp_path)
     killed = tmp_path / "killed"
     seen = _kill_after(proto, killed, 4)
     assert 4 <= len(seen) < CELLS, "killed mid-stage"
@@ -88,3 +93,6 @@ def test_example_killed_and_resumed_gives_the_uninterrupted_answers(
                  "SELECT COUNT(*) FROM attempts WHERE outcome='interrupted'")[0][0] >= 1
     results = json.loads((killed / "results.json").read_text())
     assert "warnings" not in results  # short answers, ids shared by both indexes
+    parallel = tmp_path / "parallel"
+    _finish(shipped, parallel)  # four threads, one shared llama.cpp model: no abort
+    assert _answers(parallel) == uninterrupted  # and the same answers, whatever the order
