@@ -16,6 +16,7 @@ from importlib.metadata import distribution
 from pathlib import Path
 from typing import Any
 
+import llama_cpp  # noqa: F401  (its version shapes the answers: bound into the spec)
 from langchain_core.documents import Document
 from langchain_core.prompts import PromptTemplate
 

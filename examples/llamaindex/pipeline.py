@@ -17,6 +17,7 @@ from importlib.metadata import distribution
 from pathlib import Path
 from typing import Any
 
+import llama_cpp  # noqa: F401  (its version shapes the answers: bound into the spec)
 from llama_index.core import PromptTemplate
 from llama_index.core.schema import TextNode
 from llama_index.llms.llama_cpp import LlamaCPP
