@@ -55,3 +55,16 @@ def verbose(call: PythonCall) -> dict[str, Any]:
     return {"answer": f"The answer to question {call.question_id} is, as far as the sources "
                       "say, the same one",
             "doc_ids": [f"{call.state}-{call.question_id}"]}
+
+
+def seed_flaky(call: PythonCall, delay_s: float = 0.0) -> dict[str, Any]:
+    """A deterministic sampling pipeline: after ``delay_s`` seconds, it raises when the
+    attempt's seed is a multiple of 4 (a response: the retry draws a new seed), else answers
+    with a function of the seed. Everything it does is a function of (question, seed), so a
+    run killed anywhere and resumed must end as an uninterrupted one."""
+    import time
+
+    time.sleep(float(delay_s))
+    if call.seed % 4 == 0:
+        raise RuntimeError(f"sampled a malformed draw for {call.question_id}")
+    return {"answer": f"answer {call.seed % 7}", "doc_ids": [f"d{call.question_id}"]}

@@ -47,3 +47,16 @@ def analysis(results: dict[str, Any]) -> dict[str, Any]:
     """``results.json`` without its metered ``usage`` (attempts differ between a resumed run
     and an uninterrupted one; the analysis must not)."""
     return {k: v for k, v in results.items() if k != "usage"}
+
+
+def accepted_seeds(db_path: Path, design_seed: int, stage: str = "answer") -> dict[str, int]:
+    """The seed each accepted cell of ``stage`` was answered with (the ledger stores the
+    attempt numbers; the seed is derived from the design seed and the ledger's seed index)."""
+    from snapaudit.run.execution.schedule import derive_seed
+    from snapaudit.run.record.ledger import Ledger
+
+    rows = query(db_path, "SELECT cell_key, attempt_no FROM attempts WHERE stage=? AND "
+                 "outcome='accepted'", (stage,))
+    with Ledger(db_path) as ledger:
+        return {key: derive_seed(design_seed, stage, key, ledger.seed_index(stage, key, no))
+                for key, no in rows}

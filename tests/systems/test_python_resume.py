@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sqlite3
 import time
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import snapaudit
 from snapaudit.run.execution.schedule import derive_seed
 from snapaudit.run.record.ledger import Ledger
 from tests.helpers.cli import run_cli, wait_for_new_attempt
-from tests.helpers.ledger_view import accepted, query
+from tests.helpers.ledger_view import accepted, accepted_seeds, query
 from tests.helpers.protocol import python_protocol_text, save_protocol, write_world
 
 
@@ -82,6 +83,7 @@ def test_a_python_system_killed_several_times_gives_the_uninterrupted_answers(
     killed = {k: json.loads(p) for k, (_, p) in accepted(db).items()}
     clean = {k: json.loads(p) for k, (_, p) in accepted(clean_dir / "ledger.sqlite").items()}
     assert killed == clean
+    assert accepted_seeds(db, 0) == accepted_seeds(clean_dir / "ledger.sqlite", 0)
     assert json.loads((run_dir / "results.json").read_text())["kernels"] == \
         json.loads((clean_dir / "results.json").read_text())["kernels"]
     # the retried questions (first attempt raised) answered with the second seed
@@ -126,3 +128,51 @@ def test_long_answers_and_unstable_ids_are_warned_about(tmp_path: Path) -> None:
     # answers the protocol fits: no warnings key at all
     snapaudit.audit(seeded_protocol(tmp_path, "fits.toml"), tmp_path / "fits")
     assert "warnings" not in json.loads((tmp_path / "fits" / "results.json").read_text())
+
+
+def _accepted_now(db: Path) -> int:
+    try:
+        return len(accepted(db)) if db.exists() else 0
+    except sqlite3.Error:  # the schema may not exist yet
+        return 0
+
+
+@pytest.mark.slow
+def test_kills_at_three_cell_counts_end_with_the_uninterrupted_answers_and_seeds(
+        tmp_path: Path) -> None:
+    write_world(tmp_path, n=6)
+    fake = "tests.fakes.python_systems:seed_flaky"  # deterministic in (question, seed)
+    proto = seeded_protocol(tmp_path, extra="kwargs = { delay_s = 0.05 }", target=fake)
+    run_dir = tmp_path / "killed"
+    db = run_dir / "ledger.sqlite"
+    at_kill = []
+    for cells in (3, 9, 15):  # of 24: early, middle, late in the answer stage
+        proc = run_cli(proto, run_dir)
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and _accepted_now(db) < cells \
+                and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert proc.poll() is None, "the run ended before the kill"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        assert proc.stderr is not None
+        proc.stderr.close()
+        at_kill.append(_accepted_now(db))
+    assert at_kill[0] >= 3 and at_kill == sorted(at_kill) and at_kill[-1] < 24
+    final = run_cli(proto, run_dir)
+    _, err = final.communicate(timeout=120)
+    assert final.returncode == 0, err.decode()
+
+    clean_dir = tmp_path / "clean"
+    snapaudit.audit(seeded_protocol(tmp_path, "clean.toml", "kwargs = { delay_s = 0.0 }",
+                                    target=fake), clean_dir)
+    clean_db = clean_dir / "ledger.sqlite"
+    assert {k: json.loads(p) for k, (_, p) in accepted(db).items()} == \
+        {k: json.loads(p) for k, (_, p) in accepted(clean_db).items()}
+    seeds = accepted_seeds(db, 0)
+    assert len(seeds) == 24 and seeds == accepted_seeds(clean_db, 0)
+    first = {k: derive_seed(0, "answer", k, 1) for k in seeds}
+    redrawn = {k for k, seed in first.items() if seed % 4 == 0}  # the first draw raised
+    assert redrawn and all(seeds[k] != first[k] for k in redrawn)
+    assert all(seeds[k] == first[k] for k in set(seeds) - redrawn)
+    assert query(db, "SELECT COUNT(*) FROM attempts WHERE outcome='interrupted'")[0][0] >= 1

@@ -14,6 +14,7 @@ the answers agree with are unchanged.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from statistics import median
@@ -22,6 +23,8 @@ from snapaudit.run.record.protocol import Protocol
 from snapaudit.tables import AnswerRow
 
 SHORT_MEDIAN_WORDS = 8
+_UUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}",
+                   re.IGNORECASE)
 
 
 def protocol_warnings(protocol: Protocol, rows: Sequence[AnswerRow]) -> list[dict[str, str]]:
@@ -51,4 +54,23 @@ def protocol_warnings(protocol: Protocol, rows: Sequence[AnswerRow]) -> list[dic
             "questions with ids in both): the ids are likely not stable across the two "
             "indexes, so the retrieval overlap is meaningless; return stable document ids "
             "(e.g. a content hash or the source id) rather than index positions")})
+    out.extend(_random_ids(rows))
     return out
+
+
+def _random_ids(rows: Sequence[AnswerRow]) -> list[dict[str, str]]:
+    per_state: dict[str, set[str]] = defaultdict(set)
+    for r in rows:
+        if r.doc_ids:
+            per_state[r.state].update(r.doc_ids)
+    random_states = sorted(s for s, ids in per_state.items()
+                           if all(_UUID.fullmatch(d) for d in ids))
+    if not random_states:
+        return []
+    example = min(per_state[random_states[0]])
+    return [{"code": "random_doc_ids", "message": (
+        f"every document id of {', '.join(random_states)} looks like a random UUID (e.g. "
+        f"{example}): an index rebuilt, or the pipeline restarted, numbers the same documents "
+        "anew; give the documents stable ids (LlamaIndex TextNode(id_=...) or "
+        "Document(doc_id=...), LangChain Document(id=...), or a metadata key with "
+        "id_key='...')")}]

@@ -1,0 +1,98 @@
+"""examples/langchain and examples/llamaindex end to end: a run SIGKILLed mid-stage and
+resumed ends with exactly the answers (and document ids) of an uninterrupted run.
+
+The examples share one llama.cpp model between both states at ``concurrency = 4``; the
+copies killed here set ``concurrency = 1`` so that the order of calls is fixed as well, and
+the example as shipped (four threads on one model: the adapter's lock serializes the model,
+its prompt cache is reset per call) gives the very same answers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.adapters.frameworks import require_frameworks
+from tests.helpers.cli import run_cli
+from tests.helpers.ledger_view import accepted, accepted_seeds, query
+
+require_frameworks()
+pytestmark = [pytest.mark.local_llm, pytest.mark.slow]
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+CELLS = 6 * 2 * 2
+
+
+def _copy(name: str, tmp: Path) -> tuple[Path, Path]:
+    """The example copied into ``tmp``: its protocol at ``concurrency = 1``, and as shipped."""
+    folder = tmp / name
+    shutil.copytree(EXAMPLES / name, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shipped = folder / "protocol.toml"
+    text = shipped.read_text(encoding="utf-8")
+    assert "\nconcurrency = 4 " in text
+    serial = folder / "serial.toml"
+    serial.write_text(text.replace("\nconcurrency = 4 ", "\nconcurrency = 1 "),
+                      encoding="utf-8")
+    return serial, shipped
+
+
+def _finish(proto: Path, run_dir: Path) -> None:
+    proc = run_cli(proto, run_dir)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err.decode()
+
+
+def _answers(run_dir: Path) -> dict[str, Any]:
+    return {k: json.loads(p) for k, (_, p) in accepted(run_dir / "ledger.sqlite").items()}
+
+
+def _kill_after(proto: Path, run_dir: Path, cells: int) -> dict[str, Any]:
+    """Start a run, SIGKILL it once ``cells`` answers are accepted; the answers seen."""
+    proc = run_cli(proto, run_dir)
+    db = run_dir / "ledger.sqlite"
+    deadline = time.monotonic() + 240
+    seen: dict[str, Any] = {}
+    while proc.poll() is None and time.monotonic() < deadline and len(seen) < cells:
+        try:
+            seen = accepted(db) if db.exists() else {}
+        except sqlite3.Error:  # the schema may not exist yet
+            seen = {}
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.stderr is not None
+    proc.stderr.close()
+    return seen
+
+
+@pytest.mark.parametrize("name", ["langchain", "llamaindex"])
+def test_example_killed_and_resumed_gives_the_uninterrupted_answers(
+        name: str, tmp_path: Path, smollm2_path: Path) -> None:
+    proto, shipped = _copy(name, tmp_path)
+    killed = tmp_path / "killed"
+    seen = _kill_after(proto, killed, 4)
+    assert 4 <= len(seen) < CELLS, "killed mid-stage"
+    _finish(proto, killed)
+    clean = tmp_path / "clean"
+    _finish(proto, clean)
+    resumed, uninterrupted = _answers(killed), _answers(clean)
+    assert len(uninterrupted) == CELLS
+    assert {k: v["answer"] for k, v in resumed.items()} == \
+        {k: v["answer"] for k, v in uninterrupted.items()}
+    assert resumed == uninterrupted  # the document ids too
+    assert all(v["doc_ids"][0].startswith("p") for v in resumed.values())  # stable ids
+    assert accepted_seeds(killed / "ledger.sqlite", 0) == \
+        accepted_seeds(clean / "ledger.sqlite", 0)
+    assert query(killed / "ledger.sqlite",
+                 "SELECT COUNT(*) FROM attempts WHERE outcome='interrupted'")[0][0] >= 1
+    results = json.loads((killed / "results.json").read_text())
+    assert "warnings" not in results  # short answers, ids shared by both indexes
+    parallel = tmp_path / "parallel"
+    _finish(shipped, parallel)  # four threads, one shared llama.cpp model: no abort
+    assert _answers(parallel) == uninterrupted  # and the same answers, whatever the order
