@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from snapaudit.errors import ConfigError, IntegrityError
-from snapaudit.hashing import sha256_json
+from snapaudit.hashing import sha256_json, sha256_text
 from snapaudit.run.after.review import Label, LabelItem, ReviewSession
 from snapaudit.run.record.dirlock import DirLock
 from snapaudit.run.record.ledger import Ledger
@@ -143,10 +143,11 @@ def test_change_items_are_the_listed_questions_with_their_shown_hash(run: Path) 
             assert c.old == tuple(planted_answer(c.question_id, "old", r) for r in (1, 2))
             assert c.new == tuple(planted_answer(c.question_id, "new", r) for r in (1, 2))
             assert c.gold == (f"answer {c.question_id}",)
+            question = f"what is item {int(c.question_id[1:])}?"
             body = {"version": "snapaudit/review-shown/v1", "question_id": c.question_id,
-                    "question": f"what is item {int(c.question_id[1:])}?",
+                    "question_sha256": sha256_text(question),
                     "old_state": "old", "new_state": "new", "old": list(c.old),
-                    "new": list(c.new), "gold": list(c.gold)}
+                    "new": list(c.new), "gold_sha256": sha256_json([f"answer {c.question_id}"])}
             assert c.shown_sha256 == sha256_json(body)
         assert s.progress().changed == len(items)
 

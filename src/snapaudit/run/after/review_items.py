@@ -8,7 +8,8 @@ order (``A|B``, ``A|C``, ... ``B|C``, ...).
 
 A change item shows the question, the old and new state's answers by repeat and, once the
 gold is unlocked, the gold answers; ``shown_sha256`` is the SHA-256 of exactly that
-(:func:`shown_sha256`), recomputed by ``snapaudit verify`` from the locked answers.
+(:func:`shown_body`: the texts of the answers, the question and gold by their SHA-256),
+recomputed by ``snapaudit verify`` from the artifact's locked answers.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from itertools import combinations
 from typing import Any, Literal
 
 from snapaudit.errors import ConfigError
-from snapaudit.hashing import sha256_json
+from snapaudit.hashing import sha256_json, sha256_text
 from snapaudit.stats.human import LABELS, HumanLabel, Label
 from snapaudit.tables import AnswerRef
 
@@ -167,9 +168,13 @@ def label_request(question_id: str, annotator: str, question: str,
 def shown_body(question_id: str, question: str, old_state: str, new_state: str,
                old: Sequence[str], new: Sequence[str], gold: Sequence[str] | None
                ) -> dict[str, Any]:
-    return {"version": SHOWN_VERSION, "question_id": question_id, "question": question,
-            "old_state": old_state, "new_state": new_state, "old": list(old),
-            "new": list(new), "gold": None if gold is None else list(gold)}
+    """What :func:`shown_sha256` hashes: the question and gold by their hashes as the
+    artifact keeps them (``cohort.json``'s ``sha256_text(question)``, ``gold.sha256.json``'s
+    ``sha256_json(aliases)``), so ``snapaudit verify`` recomputes it with no text."""
+    return {"version": SHOWN_VERSION, "question_id": question_id,
+            "question_sha256": sha256_text(question), "old_state": old_state,
+            "new_state": new_state, "old": list(old), "new": list(new),
+            "gold_sha256": None if gold is None else sha256_json(list(gold))}
 
 
 def shown_sha256(question_id: str, question: str, old_state: str, new_state: str,
