@@ -43,6 +43,8 @@ def _qids(run: Path) -> list[str]:
 def test_open_refuses_a_bad_annotator_and_an_unlocked_run(run: Path, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="annotator 'a b' may only use"):
         ReviewSession.open(run, "a b")
+    with pytest.raises(ConfigError, match="at least 1 question, not 0"):
+        ReviewSession.open(run, "alice", sample=0)
     bare = tmp_path / "bare"
     bare.mkdir()
     Ledger(bare / "ledger.sqlite").close()

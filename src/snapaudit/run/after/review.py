@@ -84,6 +84,8 @@ class ReviewSession:
     def open(cls, run_dir: Path, annotator: str, *, sample: int | None = None
              ) -> ReviewSession:
         check_annotator(annotator)
+        if sample is not None and sample < 1:
+            raise ConfigError(f"the label sample needs at least 1 question, not {sample}")
         rd = RunDir(run_dir, read_only=True)  # no directory lock; writes go through SQLite
         if not rd.has_ledger():
             raise ConfigError(f"{run_dir}: no ledger.sqlite: not a snapaudit run directory")
