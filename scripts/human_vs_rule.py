@@ -116,7 +116,7 @@ def label_studio_round_trip(run_dir: Path, sample: int | None, tmp: Path) -> int
     export_tasks(run_dir, "labelstudio", tasks_path, sample=sample)
     tasks = json.loads(tasks_path.read_text(encoding="utf-8"))
     with ReviewSession.open(run_dir, "oracle", sample=sample) as session:
-        mine = {i.question_id: i.saved for i in session.label_items()}
+        mine = {i.question_id: dict(i.saved or {}) for i in session.label_items()}
     done = [{"id": n, "data": t["data"], "annotations": [{"was_cancelled": False, "result": [
         {"from_name": "label", "to_name": "answer_a", "type": "choices",
          "value": {"choices": [mine[t["data"]["question_id"]][t["data"]["pair"]]]}}]}]}
@@ -124,7 +124,7 @@ def label_studio_round_trip(run_dir: Path, sample: int | None, tmp: Path) -> int
     (tmp / "done.json").write_text(json.dumps(done), encoding="utf-8")
     import_annotations(run_dir, tmp / "done.json", "oracle-ls")
     with ReviewSession.open(run_dir, "oracle-ls", sample=sample) as session:
-        back = {i.question_id: i.saved for i in session.label_items()}
+        back = {i.question_id: dict(i.saved or {}) for i in session.label_items()}
     return sum(back[q] == mine[q] for q in mine)
 
 
