@@ -16,6 +16,7 @@ from snapaudit.testbed.corpus.store import DocStore
 from snapaudit.testbed.paths import path_orders
 from snapaudit.testbed.retrieval.bm25 import Bm25Retriever
 from tests.fakes.llm_server import FakeLLMServer
+from tests.helpers.cli import exit_code
 from tests.helpers.protocol import write_testbed_protocol, write_testbed_world
 from tests.testbed.conftest import generated_docs, write_jsonl
 from tests.testbed.test_testbed_run import responder
@@ -77,3 +78,35 @@ def test_three_path_testbed_audit_is_exact_per_path(tmp_path: Path) -> None:
             checked += 1
     assert checked == 6 * 6
     assert all(not a["doc_ids"] for a in answers if a["state"] == "n0")
+
+    # the report names every path's states; plan sizes K from the run's own components
+    from snapaudit.report.build import write_report
+
+    md = write_report(tmp_path / "run").markdown.read_text(encoding="utf-8")
+    assert "Corpus paths: exact D per path and step (pp)" in md and "p2.n3" in md
+    plan_json = tmp_path / "plan.json"
+    assert exit_code(["plan", str(tmp_path / "run"), "--paths", "3,10", "--target-d", "20",
+                      "--exact-only", "--json", str(plan_json)]) == 0
+    sized = json.loads(plan_json.read_text())["paths"]
+    assert sized["components"] == ends["components"]
+    assert [r["paths"] for r in sized["rows"]] == [3, 10]
+
+
+def test_dry_run_counts_the_calls_of_every_path(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = write_testbed_world(tmp_path)
+    proto = write_testbed_protocol(tmp_path, corpus, 'backend = "openai"\nmodel = "m"\n'
+                                   'base_url = "http://127.0.0.1:9/v1"')
+    assert exit_code(["run", str(proto), "--dry-run"]) == 0
+    one = capsys.readouterr().out
+    with open(proto, "a", encoding="utf-8") as f:
+        f.write("\n[testbed.paths]\ncount = 3\n")
+    assert exit_code(["run", str(proto), "--dry-run"]) == 0
+    three = capsys.readouterr().out
+    # 6 questions x 2 repeats: 3 states on one path, 1 + 3 x 2 = 7 states on three
+    calls = {t: {line.split()[0]: int(line.split()[1].replace(",", ""))
+                 for line in out.splitlines()[1:3]} for t, out in (("one", one), ("three", three))}
+    assert calls == {"one": {"retrieval": 2 * 6 * 3, "answers": 6 * 3 * 2},
+                     "three": {"retrieval": 2 * 6 * 7, "answers": 6 * 7 * 2}}
+    assert ("corpus paths: 3 (testbed.paths), 7 states = 1 shared (n0) + 3 x 2" in three
+            and "corpus paths" not in one)
