@@ -42,3 +42,16 @@ def _steps_table(kernel: str, steps: list[Mapping[str, Any]], k: int) -> Table:
         rows.append((s["step"], *per, num(s["d_mean"]), interval(s["ci95"]),
                      num(s["sd_between"]), interval(s["range"]), num(s["path_share"])))
     return Table(f"Corpus paths: {kernel} D per path and step (pp)", header, tuple(rows))
+
+
+def paths_summary(doc: Mapping[str, Any]) -> str:
+    """The terminal lines of the corpus paths: the confirmatory pair on every path."""
+    lines = []
+    for kernel, part in doc["kernels"].items():
+        e = part["endpoints"]
+        per = ", ".join(f"{p['old']}→{p['new']} {num(p['d_hat'])}" for p in e["per_path"])
+        lines.append(f"corpus paths ({doc['count']}, {kernel}): path-averaged D {e['step']} "
+                     f"{num(e['d_mean'])} pp {interval(e['ci95'])} (paths x questions); "
+                     f"per path {per}; SD between {num(e['sd_between'])} pp, path share "
+                     f"{num(e['path_share'])}")
+    return "\n".join(lines) + "\n"
