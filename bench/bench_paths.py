@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 from bench_retrieval import generate
-
 from snapaudit.testbed.corpus.build import CorpusInput, DocStore, build_corpus
 from snapaudit.testbed.paths import path_orders
 from snapaudit.testbed.retrieval.bm25 import Bm25Retriever
