@@ -90,6 +90,9 @@ def test_three_path_testbed_audit_is_exact_per_path(tmp_path: Path) -> None:
     sized = json.loads(plan_json.read_text())["paths"]
     assert sized["components"] == ends["components"]
     assert [r["paths"] for r in sized["rows"]] == [3, 10]
+    # the artifact of a 3-path run verifies (the analysis of path 0 is recomputed)
+    assert exit_code(["export", str(tmp_path / "run"), "--out", str(tmp_path / "art")]) == 0
+    assert exit_code(["verify", str(tmp_path / "art")]) == 0
 
 
 def test_dry_run_counts_the_calls_of_every_path(tmp_path: Path,

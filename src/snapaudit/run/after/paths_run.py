@@ -3,10 +3,10 @@ ladder (path 0's states) and the ``paths`` section of ``results.json``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from snapaudit.run.record.protocol import Protocol
+from snapaudit.run.record.protocol import Protocol, bound_fields
 from snapaudit.tables import AnswerRow, PairLabel
 
 
@@ -30,39 +30,48 @@ def analysis_ladder(protocol: Protocol) -> tuple[str, ...] | None:
     return order if len(order) > 2 else None
 
 
-def orders(protocol: Protocol) -> tuple[tuple[int, ...], ...] | None:
-    """The paths' shard orders, from the corpus's shard count (None: no corpus to read)."""
+def corpus_shards(protocol: Protocol) -> int | None:
+    """The corpus's shard count (None: no corpus to read)."""
     from snapaudit.errors import SnapauditError
     from snapaudit.testbed.corpus.store import DocStore
-    from snapaudit.testbed.paths import path_orders
 
-    tb = protocol.testbed
-    assert tb is not None and tb.paths is not None
+    assert protocol.testbed is not None
     try:
-        n = DocStore(tb.corpus).n_shards
+        return int(DocStore(protocol.testbed.corpus).n_shards)
     except (SnapauditError, OSError):
         return None
-    return path_orders(n, tb.paths.count, tb.paths.seed)
 
 
 def paths_section(protocol: Protocol, rows: Sequence[AnswerRow], labels: Sequence[PairLabel]
                   ) -> dict[str, Any] | None:
-    """``results.json`` ``paths``: D per path and step, the path-averaged D with its
-    two-stage interval, spread and path share (:mod:`snapaudit.stats.paths`); None for one
-    path. The semantic kernel is included when the judge labelled every state's answers
-    (``judge.scope = "all"``)."""
+    """``results.json`` ``paths`` of a run (None for one path)."""
     if path_count(protocol) == 1:
         return None
+    return paths_document(bound_fields(protocol), rows, labels, corpus_shards(protocol))
+
+
+def paths_document(protocol: Mapping[str, Any], rows: Sequence[AnswerRow],
+                   labels: Sequence[PairLabel], n_shards: int | None) -> dict[str, Any]:
+    """``paths`` from the bound protocol fields (a run's, or an artifact's protocol.json):
+    D per path and step, the path-averaged D with its two-stage interval, spread and path
+    share (:mod:`snapaudit.stats.paths`). The semantic kernel is included when the judge
+    labelled every state's answers (``judge.scope = "all"``)."""
     from snapaudit.stats.kernels import AnswerGrid, ExactKernel, Kernel, SemanticKernel
     from snapaudit.stats.normalize import normalizer
     from snapaudit.stats.paths import paths_analysis
+    from snapaudit.testbed.paths import path_ladders, path_orders
 
+    tb, states = protocol["testbed"], protocol["states"]
+    count, seed = int(tb["paths"]["count"]), int(tb["paths"].get("seed", 0))
     grid = AnswerGrid.from_rows(rows)
-    kernels: dict[str, Kernel] = {"exact": ExactKernel(grid, normalizer(protocol.gold.benchmark))}
-    judge = protocol.judge
-    if judge.kind != "none" and judge.scope == "all" and labels:
-        kernels["semantic"] = SemanticKernel(labels, judge.name)
-    result = paths_analysis(grid, kernels, ladders(protocol), protocol.states.old,
-                            protocol.states.new, draws=protocol.bootstrap.draws,
-                            seed=protocol.bootstrap.seed, orders=orders(protocol))
+    kernels: dict[str, Kernel] = {
+        "exact": ExactKernel(grid, normalizer(protocol["gold"].get("benchmark", "nq")))}
+    judge = protocol.get("judge", {})
+    if judge.get("kind", "none") != "none" and judge.get("scope", "all") == "all" and labels:
+        kernels["semantic"] = SemanticKernel(labels, str(judge.get("name", "judge")))
+    boot = protocol.get("bootstrap", {})
+    result = paths_analysis(grid, kernels, path_ladders(states["order"], tb["states"], count),
+                            states["old"], states["new"], draws=int(boot.get("draws", 50_000)),
+                            seed=int(boot.get("seed", 0)),
+                            orders=path_orders(n_shards, count, seed) if n_shards else None)
     return result.to_json()
