@@ -58,6 +58,10 @@ def test_demo_through_llama_cpp_server_finishes(smollm2_path: Path, tmp_path: Pa
 
 def test_paths_demo_runs_in_its_own_directory(tmp_path: Path) -> None:
     from snapaudit.demo.run import run_settings
+    from tests.helpers.cli import exit_code
+
+    assert exit_code(["demo", "--paths", "0", "--out", str(tmp_path / "x")]) == 2
+    assert not (tmp_path / "x").exists()
 
     assert run_settings(DemoConfig(tmp_path, overrides=("x=1",))) == (tmp_path / "run", ["x=1"])
     assert run_settings(DemoConfig(tmp_path, seed=3, paths=3, overrides=("x=1",))) == (
@@ -85,3 +89,9 @@ def test_demo_with_three_corpus_paths(tmp_path: Path) -> None:
     assert set(paths["kernels"]) == {"exact", "semantic"}  # the rule judge labels all states
     md = outcome.report_md.read_text()
     assert "Corpus paths: semantic D per path and step (pp)" in md and "p2.n3" in md
+    assert "With 3 paths the interval under-covers" in md
+    from snapaudit.report.paths import paths_summary
+
+    lines = paths_summary(paths).splitlines()
+    assert lines[0].startswith("corpus paths (3, exact): path-averaged D n1->n7 ")
+    assert "per path n1→n7 " in lines[0] and "p2.n1→p2.n7" in lines[0] and len(lines) == 2
