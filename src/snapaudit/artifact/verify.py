@@ -210,6 +210,13 @@ def recompute(results: AnalysisResult, protocol: dict[str, Any], answers: Sequen
                             bootstrap=comp.bootstrap,  # type: ignore[arg-type]
                             permutations=distribution.permutations if distribution else 0)
     out: dict[str, Any] = analyze(answers, config=config, labels=labels, gold=gold).to_json()
+    stated = results.extra.get("paths")
+    if isinstance(stated, dict):  # [testbed.paths]: recomputed from the same tables
+        from snapaudit.run.after.paths_run import paths_document
+
+        orders = stated.get("orders")
+        out["paths"] = paths_document(protocol, answers, labels,
+                                      len(orders[0]) if orders else None)
     return out
 
 

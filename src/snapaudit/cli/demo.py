@@ -19,10 +19,13 @@ from snapaudit.cli._common import make_progress, progress_option, set_option
 @click.option("--llama-server", "llama_server_port", type=int, default=None, metavar="PORT",
               help="Answer through llama-cpp-python's OpenAI-compatible server started on "
                    "127.0.0.1:PORT (needs the server extra).")
+@click.option("--paths", type=click.IntRange(1, 16), default=1, show_default=True,
+              help="Random corpus paths ([testbed.paths] count): K shard orders of the same "
+                   "world, in OUT/run-paths-K.")
 @set_option
 @progress_option
 def command(out: Path, questions: int, seed: int, overrides: tuple[str, ...],
-            progress_kind: str, llama_server_port: int | None) -> None:
+            progress_kind: str, llama_server_port: int | None, paths: int) -> None:
     """Generate the demo world, run every stage on the local generator and rule judge, and
     write the report. No network, no GPU, no API key."""
     from snapaudit.demo.run import DemoConfig, run_demo
@@ -33,11 +36,16 @@ def command(out: Path, questions: int, seed: int, overrides: tuple[str, ...],
     progress = make_progress(progress_kind)
     try:
         outcome = run_demo(DemoConfig(out, questions, seed, overrides=overrides,
-                                      llama_server_port=llama_server_port), progress)
+                                      llama_server_port=llama_server_port, paths=paths),
+                           progress)
     finally:
         progress.close()
 
     click.echo(results_summary(result_from_json(outcome.results)), nl=False)
+    if "paths" in outcome.results:
+        from snapaudit.report.paths import paths_summary
+
+        click.echo(paths_summary(outcome.results["paths"]), nl=False)
     score = outcome.plant_score
     if score is not None:
         click.echo(f"planted flips: recall {num(score['recall'])}, precision "

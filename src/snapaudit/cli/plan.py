@@ -15,15 +15,35 @@ from snapaudit.stats.gate import GateConfig, default_rules
 from snapaudit.stats.plan import mde, mde_json, plan, render_mde, render_text
 
 
-def _counts(text: str) -> list[int]:
+def _counts(text: str, option: str = "--questions") -> list[int]:
     try:
         values = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise ConfigError(f"--questions must be integers separated by commas, got {text!r}"
+        raise ConfigError(f"{option} must be integers separated by commas, got {text!r}"
                           ) from None
     if not values or any(v < 1 for v in values):
-        raise ConfigError("--questions needs at least one count >= 1")
+        raise ConfigError(f"{option} needs at least one count >= 1")
     return values
+
+
+def _components(pilot: Path, question_sd: float, path_sd: float | None
+                ) -> tuple[dict[str, float], str]:
+    """Variance components of the path-averaged D: the pilot's paths section, else the
+    pilot's per-question SD and ``--path-sd``."""
+    results = pilot / "results.json" if pilot.is_dir() else pilot
+    doc = json.loads(results.read_text(encoding="utf-8")) if results.exists() else {}
+    section = doc.get("paths") if isinstance(doc, dict) else None
+    if isinstance(section, dict) and path_sd is None:
+        comps = section["kernels"]["exact"]["endpoints"]["components"]
+        return ({k: float(v) for k, v in comps.items()},
+                f"the pilot's {section['count']} paths (exact kernel)")
+    if path_sd is None:
+        raise ConfigError("--paths with a one-path pilot needs --path-sd PP (the SD of the "
+                          "path effect on D), or a pilot run with [testbed.paths]")
+    if path_sd < 0:
+        raise ConfigError(f"--path-sd must be >= 0, got {path_sd:g}")
+    return ({"path_sd": path_sd, "question_sd": question_sd, "residual_sd": 0.0},
+            "the pilot's per-question SD and --path-sd")
 
 
 def _targets(text: str) -> list[float]:
@@ -53,11 +73,18 @@ def _targets(text: str) -> list[float]:
 @click.option("--judge", help="Judge of the semantic kernel (default: the run's primary).")
 @click.option("--exact-only", is_flag=True,
               help="Plan only the gate's exact-kernel rules (a pilot run without a judge).")
+@click.option("--paths", "paths",
+              help="Also size K corpus paths and questions together for the path-averaged D "
+                   "(testbed.paths), e.g. 3,5,10.")
+@click.option("--path-sd", type=float,
+              help="With --paths and a one-path pilot: the assumed SD of the path effect on "
+                   "D (pp); a pilot with paths measures it.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the plan as JSON here.")
 def command(pilot: Path, target_d: str, power: float, questions: str | None,
             repeats: int | None, old: str | None, new: str | None, judge: str | None,
-            exact_only: bool, json_out: Path | None) -> None:
+            exact_only: bool, paths: str | None, path_sd: float | None,
+            json_out: Path | None) -> None:
     """Questions needed for POWER at each target D, from the per-question D_i of a pilot
     run (PILOT: a run directory or its results.json); with --questions, also the minimum
     detectable D at those sizes. Clustered pilots include the design effect."""
@@ -81,5 +108,12 @@ def command(pilot: Path, target_d: str, power: float, questions: str | None,
         rows = mde(measured, counts, power)
         click.echo(render_mde(measured, rows, power), nl=False)
         doc["mde"] = mde_json(rows)
+    if paths is not None:
+        from snapaudit.stats.paths_plan import paths_json, paths_need, render_paths
+
+        comps, source = _components(pilot, measured.sd_pp["exact"], path_sd)
+        need = paths_need(comps, targets, _counts(paths, "--paths"), power)
+        click.echo(render_paths(need, comps, power, source), nl=False)
+        doc["paths"] = paths_json(need, comps, source)
     if json_out is not None:
         atomic.write_text(json_out, json.dumps(doc, indent=2) + "\n")

@@ -63,12 +63,12 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
     if dry_run and forget:
         raise ConfigError("--forget-batch changes the run; it cannot go with --dry-run")
     if dry_run:
-        from snapaudit.run.after.dryrun import plan, render
+        from snapaudit.run.after.dryrun import paths_notes, plan, render
         from snapaudit.run.dialect import dry_run_notes
 
         planned = load_protocol(protocol_path, list(overrides))
         click.echo(render(plan(planned, protocol_path.resolve().parent),
-                          dry_run_notes(planned)), nl=False)
+                          [*paths_notes(planned), *dry_run_notes(planned)]), nl=False)
         return
 
     sets = list(overrides)

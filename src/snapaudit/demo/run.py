@@ -26,6 +26,9 @@ class DemoConfig:
     # answer through llama-cpp-python's OpenAI-compatible server on this loopback port
     # (the openai backend, response_format "auto") instead of the embedded model
     llama_server_port: int | None = None
+    # random corpus paths ([testbed.paths] count): 1 is the default demo; K > 1 runs the same
+    # world on K shard orders in its own run directory (run-paths-K)
+    paths: int = 1
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,15 @@ def prepare_world(config: DemoConfig, progress: Progress) -> WorldFiles:
     return files
 
 
+def run_settings(config: DemoConfig) -> tuple[Path, list[str]]:
+    """The run directory and ``--set`` overrides of a demo (``paths``: its own directory)."""
+    if config.paths == 1:
+        return config.out / "run", list(config.overrides)
+    return (config.out / f"run-paths-{config.paths}",
+            [f"testbed.paths.count={config.paths}", f"testbed.paths.seed={config.seed}",
+             *config.overrides])
+
+
 def run_demo(config: DemoConfig, progress: Progress) -> DemoOutcome:
     """Run the whole demo; re-running the same command resumes the locked run."""
     from snapaudit.report.build import plant_score, write_report
@@ -67,11 +79,11 @@ def run_demo(config: DemoConfig, progress: Progress) -> DemoOutcome:
         raise ConfigError("--questions must be at least 5 (one per kind of plant)")
     config.out.mkdir(parents=True, exist_ok=True)
     files = prepare_world(config, progress)
-    run_dir = config.out / "run"
+    run_dir, overrides = run_settings(config)
     if config.llama_server_port is not None:
         from snapaudit.testbed.generate.llama_server import LlamaServer
 
-        run_dir = config.out / "run-llama-server"
+        run_dir = run_dir.with_name(run_dir.name.replace("run", "run-llama-server", 1))
         # the openai backend has no n_threads (a field of the local one)
         served_protocol = files.protocol.with_name("protocol.llama-server.toml")
         atomic.write_text(served_protocol, re.sub(r"(?m)^n_threads = .*\n", "",
@@ -83,9 +95,9 @@ def run_demo(config: DemoConfig, progress: Progress) -> DemoOutcome:
                       'generator.response_format="auto"', "generator.temperature=0.0",
                       "generator.timeout_s=300.0"]
             outcome = run_protocol_file(served_protocol, run_dir,
-                                        [*served, *config.overrides], progress)
+                                        [*served, *overrides], progress)
     else:
-        outcome = run_protocol_file(files.protocol, run_dir, list(config.overrides), progress)
+        outcome = run_protocol_file(files.protocol, run_dir, overrides, progress)
     shutil.copyfile(files.plants, run_dir / "plants.json")
     paths = write_report(run_dir)
     return DemoOutcome(run_dir, outcome.results, paths.html, paths.markdown,

@@ -211,6 +211,7 @@ def read_gold(run: RunContext) -> list[GoldRow]:
 
 
 def _analyze(run: RunContext) -> RunOutcome:
+    from snapaudit.run.after.paths_run import analysis_ladder, paths_section
     from snapaudit.run.after.review_summary import review_sections
     from snapaudit.run.after.usage import usage_summary
     from snapaudit.stats.analysis import AnalysisConfig, analyze
@@ -220,15 +221,19 @@ def _analyze(run: RunContext) -> RunOutcome:
     gold = {g.question_id: g.answers for g in read_gold(run)}
     config = AnalysisConfig(
         old=p.states.old, new=p.states.new,
-        ladder=tuple(p.states.order) if len(p.states.order) > 2 else None,
+        ladder=analysis_ladder(p),
         states=tuple(p.states.order),
         benchmark=p.gold.benchmark, draws=p.bootstrap.draws, seed=p.bootstrap.seed,
         bootstrap=p.bootstrap.method,
         permutations=p.bootstrap.permutations, gate=effective_gate(p),
         primary_judge=p.judge.name if p.judge.kind != "none" else None)
     rows = answer_rows(run.ledger, run.questions)
-    result = analyze(rows, config=config, labels=pair_labels(run), gold=gold)
+    labels = pair_labels(run)
+    result = analyze(rows, config=config, labels=labels, gold=gold)
     extra: dict[str, Any] = {"usage": usage_summary(run.ledger, p)}
+    paths = paths_section(p, rows, labels)
+    if paths is not None:  # [testbed.paths] count > 1 only: other results are unchanged
+        extra["paths"] = paths
     warnings = protocol_warnings(p, rows)
     if warnings:  # only then: results the answers agree with are unchanged
         extra["warnings"] = warnings

@@ -65,3 +65,22 @@ def test_dense_shard_indexes_build_on_a_local_pool(make_corpus) -> None:  # type
         got, want = a.search(q, 2, 4), b.search(q, 2, 4)
         assert [h.doc_id for h in got] == [h.doc_id for h in want]
         np.testing.assert_allclose([h.score for h in got], [h.score for h in want], atol=1e-5)
+
+
+def test_dense_subset_merge_is_exact(make_corpus) -> None:  # type: ignore[no-untyped-def]
+    """Any set of shards (a corpus path's prefix): the merge of per-shard exact indexes
+    equals brute force over that set's documents alone."""
+    from snapaudit.testbed.retrieval.dense import DenseRetriever
+
+    rows = [{"id": f"e{i}", "url": f"https://e/{i}", "text": t} for i, t in enumerate(DOCS)]
+    ret = DenseRetriever(make_corpus(rows, shards=4, seed=3))
+    store = ret.store
+    q = ret._encode(["largest planet"])[0]
+    for shards in ([2], [3, 1], [0, 2, 3], [3, 2, 1, 0]):
+        docs = [d for j in sorted(shards) for d in store.iter_shard(j)]
+        sims = ret._encode([d.text for d in docs]) @ q
+        want = sorted(range(len(docs)), key=lambda i: (-sims[i], docs[i].doc_id))[:3]
+        got = ret.search_shards("largest planet", shards, 3)
+        assert [h.doc_id for h in got] == [docs[i].doc_id for i in want]
+        np.testing.assert_allclose([h.score for h in got], [sims[i] for i in want], atol=1e-5)
+    assert ret.search_shards("x", [], 3) == []

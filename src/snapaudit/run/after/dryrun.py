@@ -1,7 +1,9 @@
 """``snapaudit run --dry-run``: the calls, tokens and cost of a run, before any call is made.
 
 Calls per stage follow from the protocol and the cohort: answers = questions x states x
-repeats; retrieval passes (testbed) = 2 x questions x states; judge packets (LLM judge) = one
+repeats; retrieval passes (testbed) = 2 x questions x states (with ``[testbed.paths]``
+every path's states are states of the protocol, so K paths multiply the calls of the states
+they do not share); judge packets (LLM judge) = one
 per question. Tokens are estimates: prompt tokens from the rendered prompts (the fixed system
 prompt and the question; the judge packet rendered with placeholder answers of the
 answer budget's length; retrieved evidence is only known after retrieval and is not counted),
@@ -68,6 +70,20 @@ def plan(protocol: Protocol, base: Path) -> list[StagePlan]:
         scope = len(states) if judge.scope == "all" else 2
         out.append(_priced(protocol, _judge_plan(protocol, questions, scope * r)))
     return out
+
+
+def paths_notes(protocol: Protocol) -> list[str]:
+    """What the dry run says about ``[testbed.paths]``: K paths and the states they add."""
+    tb = protocol.testbed
+    if tb is None or tb.path_count == 1:
+        return []
+    order = protocol.states.order
+    shared = [s for s in order if tb.states.get(s) == 0]
+    per_path = (len(order) - len(shared)) // tb.path_count
+    return [f"corpus paths: {tb.path_count} (testbed.paths), {len(order)} states = "
+            f"{len(shared)} shared ({', '.join(shared) or 'none'}) + {tb.path_count} x "
+            f"{per_path}; every count above is for all {tb.path_count} paths "
+            f"({len(order)} states, one path alone: {len(shared) + per_path})"]
 
 
 def _judge_plan(protocol: Protocol, questions: list[dict[str, Any]], m: int) -> StagePlan:

@@ -32,6 +32,7 @@ from snapaudit.names import check_name
 from snapaudit.stats.gate import GateConfig
 from snapaudit.systems.config import AuthConfig, HttpSystemConfig, PythonSystemConfig, RunConfig
 from snapaudit.testbed.generate.config import GeneratorConfig
+from snapaudit.testbed.paths import expand_path_states
 from snapaudit.testbed.retrieval.config import TestbedConfig
 
 __all__ = ["AuthConfig", "HttpSystemConfig", "Protocol", "RunConfig", "load_protocol",
@@ -248,7 +249,7 @@ def parse_protocol(data: Mapping[str, Any], source: str = "protocol") -> Protoco
     """Validate strictly: a string where a number belongs (``repeats = "2"``) is an error,
     never converted. Validation goes through JSON so TOML arrays still fill tuple fields."""
     try:
-        text = json.dumps(dict(data), default=str)
+        text = json.dumps(expand_path_states(dict(data), source), default=str)  # [testbed.paths]
         return Protocol.model_validate_json(text, strict=True)
     except ValidationError as exc:
         raise ProtocolError(_format_errors(exc, source)) from None

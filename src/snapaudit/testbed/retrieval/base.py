@@ -1,4 +1,5 @@
-"""The retriever interface: top-k over the first ``prefix`` shards of a corpus.
+"""The retriever interface: top-k over the first ``prefix`` shards of a corpus (in-process
+retrievers also over any set of shards: :meth:`InProcessRetriever.search_shards`).
 
 Retrieval is awaited (:meth:`Retriever.asearch`): a hosted search service is called through
 the one async HTTP client and never blocks the event loop. In-process retrievers (BM25,
@@ -9,8 +10,11 @@ benchmarks use) and are awaited through the same interface.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from snapaudit.errors import ConfigError
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +56,20 @@ class InProcessRetriever(ABC):
 
     async def asearch(self, query: str, prefix: int, k: int) -> list[Hit]:
         return self.search(query, prefix, k)
+
+    @property
+    def n_shards(self) -> int:
+        """Shards of the corpus."""
+        raise NotImplementedError
+
+    def search_shards(self, query: str, shards: Sequence[int], k: int) -> list[Hit]:
+        """Top-``k`` hits over any set of shards (a corpus path's prefix), exactly as an
+        index built on those shards alone; ties broken by doc id."""
+        raise ConfigError(f"{type(self).__name__} cannot search a set of shards "
+                          "(testbed.paths needs bm25 or dense retrieval)")
+
+    async def asearch_shards(self, query: str, shards: Sequence[int], k: int) -> list[Hit]:
+        return self.search_shards(query, shards, k)
 
     async def aclose(self) -> None:
         return None

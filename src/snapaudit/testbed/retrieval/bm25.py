@@ -4,7 +4,9 @@ For disjoint shards the collection statistics add up: N, the total length and ev
 frequency of a prefix are sums over its shards. The index therefore stores, per shard, its
 documents' lengths and term-document postings (CSR, in fixed-size segments so the build
 memory is bounded), and the scorer sums the statistics of shards ``0 .. k-1`` at query time.
-The score of a document in state k is exactly what an index built on that prefix alone gives:
+The score of a document in state k is exactly what an index built on that prefix alone gives
+(and the same holds for any set of shards, :meth:`Bm25Retriever.search_shards`: the shard
+orders of ``[testbed.paths]`` share this one build):
 
     idf(t)   = ln(1 + (N - df_t + 0.5) / (df_t + 0.5))                (Lucene)
     score    = sum over query tokens t of idf(t) * tf / (tf + k1 * (1 - b + b * dl / avgdl))
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -99,27 +102,48 @@ class Bm25Retriever(InProcessRetriever):
                 "index_version": INDEX_VERSION, "index_meta_sha256": self._meta_sha,
                 "corpus": self.store.manifest.hash()}
 
+    @property
+    def n_shards(self) -> int:
+        return len(self.meta["shards"])
+
     def shards(self, prefix: int) -> list[ShardIndex]:
         """The shard indexes of a prefix, opened on first use (memory grows with the prefix)."""
-        n = len(self.meta["shards"])
+        n = self.n_shards
         if not 0 <= prefix <= n:
             raise ConfigError(f"prefix {prefix} outside 0..{n} shards")
-        missing = range(len(self._shards), prefix)
-        self._shards.update(open_shards(self.dir, self.meta, missing))
-        return [self._shards[j] for j in range(prefix)]
+        return self.subset(range(prefix))
+
+    def subset(self, shards: Sequence[int]) -> list[ShardIndex]:
+        """The shard indexes of any set of shards (ascending, each once), opened on first use."""
+        n = self.n_shards
+        chosen = sorted(set(shards))
+        if chosen and not (chosen[0] >= 0 and chosen[-1] < n):
+            raise ConfigError(f"shards {chosen} outside 0..{n - 1}")
+        for j in chosen:
+            if j not in self._shards:
+                self._shards.update(open_shards(self.dir, self.meta, range(j, j + 1)))
+        return [self._shards[j] for j in chosen]
 
     def _stats(self, terms: Terms, shards: list[ShardIndex]) -> PrefixStats:
         words = [t for t, _ in terms]
         return PrefixStats(terms, [s.stats(words) for s in shards])
 
-    def shard_scores(self, tokens: list[str], prefix: int) -> list[Any]:
-        """float64 scores of every document of shards ``0 .. prefix-1`` (one array per shard)."""
-        shards = self.shards(prefix)
+    def shard_scores(self, tokens: list[str], prefix: int | Sequence[int]) -> list[Any]:
+        """float64 scores of every document of shards ``0 .. prefix-1`` (or of the shards
+        given, ascending), one array per shard."""
+        shards = self.shards(prefix) if isinstance(prefix, int) else self.subset(prefix)
         st = self._stats(list(Counter(tokens).items()), shards)
         return [s.scores(st.terms, st.idfs, st.avgdl, self.k1, self.b) for s in shards]
 
     def search(self, query: str, prefix: int, k: int) -> list[Hit]:
-        shards = self.shards(prefix)
+        return self._search(query, self.shards(prefix), k)
+
+    def search_shards(self, query: str, shards: Sequence[int], k: int) -> list[Hit]:
+        """Top-k over any set of shards: N, total length and df are sums over exactly
+        those shards, so the scores are those of an index built on them alone."""
+        return self._search(query, self.subset(shards), k)
+
+    def _search(self, query: str, shards: list[ShardIndex], k: int) -> list[Hit]:
         st = self._stats(query_terms(query), shards)
         if not st.terms:
             return []

@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import (
+    Discriminator,
+    Field,
+    SerializerFunctionWrapHandler,
+    Tag,
+    model_serializer,
+    model_validator,
+)
 
 from snapaudit._kinds import KindModel, flat_family
 from snapaudit._model import Frozen
@@ -66,6 +73,14 @@ class RenderConfig(Frozen):
     include_url: bool = True
 
 
+class PathsConfig(Frozen):
+    """``[testbed.paths]``: ``count`` shard orders (path 0 the protocol's order 0, 1, ...;
+    the others seeded permutations, :mod:`snapaudit.testbed.paths`)."""
+
+    count: int = Field(default=1, ge=1, le=64)
+    seed: int = 0
+
+
 class TestbedConfig(Frozen):
     """The single-turn retriever-generator. ``states`` maps state -> number of shards (0 = none)."""
 
@@ -77,3 +92,25 @@ class TestbedConfig(Frozen):
     retriever: RetrieverConfig = Bm25RetrieverConfig()
     render: RenderConfig = RenderConfig()
     prompt: Literal["default"] = "default"
+    # random corpus paths; None (or count 1): the one path of the protocol's shard order
+    paths: PathsConfig | None = None
+
+    @property
+    def path_count(self) -> int:
+        return self.paths.count if self.paths is not None else 1
+
+    @model_validator(mode="after")
+    def _check_paths(self) -> TestbedConfig:
+        if self.path_count > 1 and self.retriever.kind == "http":
+            raise ValueError("testbed.paths.count > 1 needs an in-process retriever "
+                             "(retriever.kind = 'bm25' or 'dense'): a search service is "
+                             "asked for a shard count, not a set of shards")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """One path (no section, or count 1) is left out, so protocols keep their hashes."""
+        data: dict[str, Any] = handler(self)
+        if self.path_count == 1:
+            data.pop("paths", None)
+        return data

@@ -13,6 +13,7 @@ Everything heavy is imported lazily (the ``dense`` extra).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -123,14 +124,25 @@ class DenseRetriever(InProcessRetriever):
         return {"kind": "dense", "model": self.model_name, "index": "faiss IndexFlatIP per shard",
                 "normalized": True, "corpus": self.store.manifest.hash()}
 
+    @property
+    def n_shards(self) -> int:
+        return int(self.store.n_shards)
+
     def search(self, query: str, prefix: int, k: int) -> list[Hit]:
         if not 0 <= prefix <= self.store.n_shards:
             raise ConfigError(f"prefix {prefix} outside 0..{self.store.n_shards} shards")
-        if prefix == 0:
+        return self.search_shards(query, range(prefix), k)
+
+    def search_shards(self, query: str, shards: Sequence[int], k: int) -> list[Hit]:
+        """The exact top k of any set of shards: each shard's exact top k, merged by score."""
+        chosen = sorted(set(shards))
+        if chosen and not (chosen[0] >= 0 and chosen[-1] < self.store.n_shards):
+            raise ConfigError(f"shards {chosen} outside 0..{self.store.n_shards - 1}")
+        if not chosen:
             return []
         q = self._encode([query])
         cands: list[tuple[float, str]] = []
-        for j in range(prefix):
+        for j in chosen:
             index = self._index(j)
             if index.ntotal == 0:
                 continue

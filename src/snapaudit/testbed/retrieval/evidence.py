@@ -1,6 +1,8 @@
 """Testbed evidence: retrieve top-k for a (question, state) and render it, cached on disk.
 
-Two builders on two initially empty cache directories are the two independent passes of the
+A state of corpus path j >= 1 (``[testbed.paths]``) searches the first p shards of path j's
+order (:mod:`snapaudit.testbed.paths`); its cache key also names those shards. Two builders
+on two initially empty cache directories are the two independent passes of the
 retrieval lock; for the same corpus and config they give byte-identical evidence.
 """
 
@@ -16,7 +18,7 @@ from snapaudit.errors import ConfigError, IntegrityError
 from snapaudit.hashing import canonical_json, sha256_json
 from snapaudit.systems.base import Evidence
 from snapaudit.testbed.render import render_evidence, render_spec
-from snapaudit.testbed.retrieval.base import Retriever
+from snapaudit.testbed.retrieval.base import InProcessRetriever, Retriever
 from snapaudit.testbed.retrieval.config import TestbedConfig
 
 CACHE_VERSION = 1
@@ -50,17 +52,44 @@ class EvidenceBuilder:
             known = ", ".join(sorted(self.testbed.states)) or "none"
             raise ConfigError(f"unknown testbed state {state!r} (known: {known})") from None
 
+    def orders(self) -> tuple[tuple[int, ...], ...]:
+        """The shard order of every corpus path (``[testbed.paths]``; path 0: 0, 1, ...)."""
+        from snapaudit.testbed.paths import path_orders
+
+        paths = self.testbed.paths
+        assert paths is not None and paths.count > 1
+        retriever = self.retriever
+        if not isinstance(retriever, InProcessRetriever):
+            raise ConfigError("testbed.paths needs bm25 or dense retrieval")
+        return path_orders(retriever.n_shards, paths.count, paths.seed)
+
+    def shards(self, state: str) -> tuple[int, ...] | None:
+        """The shards a state of a corpus path other than path 0 searches (None: a prefix)."""
+        from snapaudit.testbed.paths import path_of, state_shards
+
+        if self.testbed.path_count == 1 or path_of(state)[0] == 0:
+            return None
+        return state_shards(state, self.prefix(state), self.orders())
+
     async def evidence(self, question_id: str, question: str, state: str) -> Evidence | None:
         """Ordered doc ids and rendered evidence; ``None`` for a 0-shard state."""
         prefix = self.prefix(state)
         if prefix == 0:
             return None
-        key = {"question_id": question_id, "question": question, "state": state,
-               "prefix": prefix}
+        key: dict[str, Any] = {"question_id": question_id, "question": question,
+                               "state": state, "prefix": prefix}
+        shards = self.shards(state)
+        if shards is not None:
+            key["shards"] = list(shards)
         path = self._cache_path(key)
         if path is not None and path.exists():
             return _read_cache(path, key)
-        hits = await self.retriever.asearch(question, prefix, self.testbed.top_k)
+        if shards is not None:
+            retriever = self.retriever
+            assert isinstance(retriever, InProcessRetriever)
+            hits = await retriever.asearch_shards(question, shards, self.testbed.top_k)
+        else:
+            hits = await self.retriever.asearch(question, prefix, self.testbed.top_k)
         docs = [self.retriever.document(h.doc_id) for h in hits]
         rendered = render_evidence(docs, self.testbed.render)
         assert rendered is not None
@@ -76,12 +105,16 @@ class EvidenceBuilder:
 
     def spec(self) -> dict[str, Any]:
         """Everything that shapes the evidence: backend, params, corpus hash, limits, k."""
-        return {
+        out = {
             "retriever": self.retriever.spec(),
             "render": render_spec(self.testbed.render),
             "top_k": self.testbed.top_k,
             "states": dict(sorted(self.testbed.states.items())),
         }
+        if self.testbed.paths is not None and self.testbed.path_count > 1:
+            out["paths"] = {"count": self.testbed.paths.count, "seed": self.testbed.paths.seed,
+                            "orders": [list(o) for o in self.orders()]}
+        return out
 
     def _cache_path(self, key: dict[str, Any]) -> Path | None:
         if self.cache_dir is None:
