@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from snapaudit.tables.answertable import AnswerTable
-from snapaudit.tables.labeltable import LabelTable
+from snapaudit.tables.labeltable import LabelTable, dense_unique
 from snapaudit.tables.records import AnswerRef
 
 _REF = pa.struct([("state", pa.string()), ("repeat", pa.int64())])
@@ -195,7 +195,7 @@ def fast_labels(path: str | Path) -> LabelTable | None:
     reps = np.concatenate([parts[0][1], parts[1][1]])
     width = int(reps.max()) + 1
     ref_code = s.astype(np.int64) * width + reps
-    uniq, inverse = np.unique(ref_code, return_inverse=True)
+    uniq, inverse = dense_unique(ref_code)
     refs = [AnswerRef(states[int(c) // width], int(c) % width) for c in uniq]
     n = table.num_rows
     same = table.column("same").to_numpy()
