@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from snapaudit.tables.labeltable import all_distinct, dense_unique
+from snapaudit.tables.labeltable import all_distinct, dense_unique, dense_unique_of
 
 
 def test_dense_unique_gives_sorted_values_and_inverse() -> None:
@@ -34,3 +34,13 @@ def test_all_distinct_finds_a_repeated_key() -> None:
     # a space too large for a table falls back to sorting, with the same answers
     assert all_distinct(np.array([1, 1 << 40]), 1 << 41)
     assert not all_distinct(np.array([1 << 40, 1 << 40]), 1 << 41)
+
+
+def test_dense_unique_of_several_arrays_splits_the_inverse_back() -> None:
+    a, b = np.array([5, 1, 5, 0], dtype=np.int32), np.array([1, 9], dtype=np.int32)
+    values, (ia, ib) = dense_unique_of([a, b])
+    assert values.tolist() == [0, 1, 5, 9] and values.dtype == np.int32
+    assert ia.tolist() == [2, 1, 2, 0] and ib.tolist() == [1, 3]
+    # a space too large for a table: the sort, with the same answers
+    values, (ia, ib) = dense_unique_of([a, b], 1 << 40)
+    assert values.tolist() == [0, 1, 5, 9] and ia.tolist() == [2, 1, 2, 0] and ib.tolist() == [1, 3]

@@ -140,18 +140,30 @@ def dense_unique(codes: np.ndarray, space: int | None = None) -> tuple[np.ndarra
     """``numpy.unique(codes, return_inverse=True)`` of non-negative integer codes below
     ``space`` (default: their maximum + 1), from a table over the codes instead of a sort
     when the space is at most :data:`DENSE_MAX`: the same sorted values and inverse."""
-    if codes.size == 0:
-        return np.zeros(0, dtype=codes.dtype), np.zeros(0, dtype=np.intp)
-    space = int(codes.max()) + 1 if space is None else space
-    if space > max(DENSE_MAX, 2 * codes.size):
-        uniq, inverse = np.unique(codes, return_inverse=True)
-        return uniq, inverse
+    values, (inverse,) = dense_unique_of([codes], space)
+    return values, inverse
+
+
+def dense_unique_of(arrays: list[np.ndarray], space: int | None = None
+                    ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """:func:`dense_unique` of the concatenation of ``arrays``, its inverse split back per
+    array (without building the concatenation when the table is used)."""
+    dtype = arrays[0].dtype
+    size = sum(a.size for a in arrays)
+    if size == 0:
+        return np.zeros(0, dtype=dtype), [np.zeros(0, dtype=np.intp) for _ in arrays]
+    space = max(int(a.max()) for a in arrays if a.size) + 1 if space is None else space
+    if space > max(DENSE_MAX, 2 * size):
+        uniq, inverse = np.unique(np.concatenate(arrays), return_inverse=True)
+        cuts = np.cumsum([a.size for a in arrays])[:-1]
+        return uniq, np.split(inverse, cuts)
     present = np.zeros(space, dtype=np.bool_)
-    present[codes] = True
+    for a in arrays:
+        present[a] = True
     values = np.flatnonzero(present)
     rank = np.zeros(space, dtype=np.intp)
     rank[values] = np.arange(values.size)
-    return values.astype(codes.dtype), rank[codes]
+    return values.astype(dtype), [rank[a] for a in arrays]
 
 
 def all_distinct(keys: np.ndarray, space: int) -> bool:
