@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from snapaudit import __version__
 from snapaudit.errors import SnapauditError
 from snapaudit.systems.redact import redact_message
 
@@ -61,7 +62,7 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, invoke_without_command=True,
              context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(package_name="snapaudit")
+@click.version_option(version=__version__, package_name="snapaudit")  # no metadata lookup
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """snapaudit: does a new snapshot of a RAG system still give the same answers?

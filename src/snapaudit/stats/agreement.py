@@ -20,6 +20,7 @@ from snapaudit.stats.bootstrap import BootstrapDraws, summarize, whole_question_
 from snapaudit.stats.churn import PerQuestion, per_question
 from snapaudit.stats.kernels import AnswerGrid, SemanticKernel, pair_matrix
 from snapaudit.tables import LabelTable, PairLabel
+from snapaudit.tables.labeltable import DENSE_MAX
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,8 @@ class JudgeAgreement:
 
 def judges_of(labels: Sequence[PairLabel]) -> tuple[str, ...]:
     if isinstance(labels, LabelTable):
-        return tuple(sorted(labels.judges[i] for i in np.unique(labels.judge).tolist()))
+        used = np.bincount(labels.judge, minlength=len(labels.judges)) > 0
+        return tuple(sorted(labels.judges[i] for i in np.flatnonzero(used).tolist()))
     return tuple(sorted({lab.judge for lab in labels}))
 
 
@@ -56,12 +58,17 @@ def per_question_counts(labels: Sequence[PairLabel], a: str, b: str) -> np.ndarr
     in sorted question id order."""
     t = LabelTable.from_labels(labels)
     keys = _pair_keys(t)
-    va, vb = _last_by_key(t, keys, a), _last_by_key(t, keys, b)
-    common, ia, ib = np.intersect1d(va[0], vb[0], assume_unique=True, return_indices=True)
+    nr = max(1, len(t.refs))
+    dense = _dense_common(t, keys, a, b, max(1, len(t.questions)) * nr * nr)
+    if dense is not None:
+        common, sa, sb = dense
+    else:
+        va, vb = _last_by_key(t, keys, a), _last_by_key(t, keys, b)
+        common, ia, ib = np.intersect1d(va[0], vb[0], assume_unique=True,
+                                        return_indices=True)
+        sa, sb = va[1][ia].astype(np.int64), vb[1][ib].astype(np.int64)
     if common.size == 0:
         return np.zeros((0, 5))
-    sa, sb = va[1][ia].astype(np.int64), vb[1][ib].astype(np.int64)
-    nr = max(1, len(t.refs))
     q = common // (nr * nr)
     rank = np.empty(len(t.questions), dtype=np.int64)
     rank[sorted(range(len(t.questions)), key=t.questions.__getitem__)] = np.arange(
@@ -86,6 +93,27 @@ def _last_by_key(t: LabelTable, keys: np.ndarray, judge: str) -> tuple[np.ndarra
     rows = np.flatnonzero(t.for_judge(judge))[::-1]
     uniq, first = np.unique(keys[rows], return_index=True)
     return uniq, t.same[rows[first]]
+
+
+def _dense_common(t: LabelTable, keys: np.ndarray, a: str, b: str, space: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """What :func:`_last_by_key` and ``intersect1d`` give (the common keys, sorted, and both
+    judges' decisions on them) from tables over the key space, when each judge labels a
+    pair once and the space is small; None otherwise."""
+    if space > max(DENSE_MAX, 2 * len(keys)):
+        return None
+    tables = []
+    for judge in (a, b):
+        rows = np.flatnonzero(t.for_judge(judge))
+        seen = np.zeros(space, dtype=np.bool_)
+        seen[keys[rows]] = True
+        if int(np.count_nonzero(seen)) != rows.size:
+            return None  # a judge labelled a pair twice: the last label wins, by sorting
+        same = np.zeros(space, dtype=np.bool_)
+        same[keys[rows]] = t.same[rows]
+        tables.append((seen, same))
+    common = np.flatnonzero(tables[0][0] & tables[1][0])
+    return common, tables[0][1][common].astype(np.int64), tables[1][1][common].astype(np.int64)
 
 
 def kappa_from_totals(t: np.ndarray) -> np.ndarray:

@@ -212,9 +212,9 @@ def analyze(answers: Sequence[AnswerRow], *, config: AnalysisConfig,
     """Audit old vs new: kernels, bootstrap, gate, then utility and diagnostics.
 
     The bootstraps that still need draws (gold flip rates and deltas, judge agreement) run in
-    a worker thread meanwhile (:mod:`snapaudit.stats.prefetch`: the same draws); every check
+    two worker threads meanwhile (:mod:`snapaudit.stats.prefetch`: the same draws); every check
     raises in the order of the sequential analysis."""
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="snapaudit-bootstrap")
+    pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="snapaudit-bootstrap")
     try:
         return _analyze(answers, config, labels, gold, Prefetch(pool))
     finally:

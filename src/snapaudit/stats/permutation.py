@@ -147,12 +147,27 @@ def null_groups(patterns: np.ndarray, counts: np.ndarray, weights: np.ndarray
     return observed, constant, out
 
 
+def distinct_patterns(bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``numpy.unique(bits, axis=0, return_counts=True)`` of (n, P) bools: rows of at most 63
+    bits are packed into one integer each (first column most significant, so integer order is
+    the rows' lexicographic order) and counted as integers; wider rows go to ``numpy.unique``."""
+    n, width = bits.shape
+    if width > 63 or n == 0:
+        patterns, counts = np.unique(bits, axis=0, return_counts=True)
+        return patterns, counts
+    weights = np.left_shift(np.int64(1), np.arange(width - 1, -1, -1, dtype=np.int64))
+    keys = bits.astype(np.int64) @ weights
+    uniq, counts = np.unique(keys, return_counts=True)
+    patterns = ((uniq[:, None] & weights) != 0).astype(bits.dtype)
+    return patterns, counts
+
+
 def permutation_test(bits: np.ndarray, r: int, permutations: int, seed: int
                      ) -> PermutationResult:
     """Stratified permutation test from the (n, P) same bits of n questions with r repeats."""
     n = bits.shape[0]
     rng = np.random.Generator(np.random.PCG64([seed, STREAM]))
-    patterns, counts = np.unique(bits, axis=0, return_counts=True)
+    patterns, counts = distinct_patterns(bits)
     weights, scale = split_weights(r, _splits(2 * r, r, rng))
     observed, constant, groups = null_groups(patterns, counts, weights)
     total = np.full(permutations, constant)

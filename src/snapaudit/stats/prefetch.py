@@ -1,11 +1,14 @@
-"""Bootstraps started early in a worker thread and taken where the analysis needs them.
+"""Bootstraps started early in worker threads and taken where the analysis needs them.
 
 Only the bootstraps that still need draws are started here: the gold flip rates (ratios) and
 utility deltas (F1 is not on a grid; EM is drawn jointly with it), and the judge agreement.
 The kernels' and the ladder's are exact (:mod:`snapaudit.stats.exact`) and computed inline.
 
 ``numpy.random.Generator.multinomial`` releases the GIL while it draws, so a bootstrap running
-in a worker thread uses the second core while the main thread computes the diagnostics. Every
+in a worker thread uses the second core while the main thread computes the diagnostics, and
+two of them use both cores while the main thread waits for one (the analysis runs two
+workers: at 10^5 questions x 5 repeats the judge agreement's draws alone outlast the main
+thread's work). Every
 bootstrap still builds its own ``Generator(PCG64(seed))`` from the analysis seed and consumes
 it exactly as when it runs inline: the draws, and so the results, are the same bytes.
 
@@ -30,7 +33,7 @@ from snapaudit.tables import PairLabel
 
 
 class Prefetch:
-    """Named bootstraps running in one worker thread (first started, first drawn)."""
+    """Named bootstraps running in the pool's worker threads (started in order)."""
 
     def __init__(self, pool: ThreadPoolExecutor | None = None) -> None:
         self._pool = pool

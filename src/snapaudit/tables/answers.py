@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import json
 import os
-import re
+import stat
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from snapaudit.errors import InputError
 from snapaudit.tables.labeltable import LabelTable
+from snapaudit.tables.quicklabels import STATE_NAME, quick_labels
 from snapaudit.tables.records import AnswerRef, AnswerRow, PairLabel
 
 GOLD_FORMATS = ("auto", "jsonl", "nq-open", "triviaqa-dpr")
-STATE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")  # as in the protocol's states.order
 # files below this are read line by line: the line reader finishes before pyarrow (the fast
 # reader's) import would (docs/benchmarks.md, "Reading tables")
 FAST_MIN_BYTES = 1 << 20
+# labels below this are read by tables.quicklabels (columns from each line, no pyarrow)
+LABELS_FAST_MIN_BYTES = 8 << 20
 
 
 def _state(value: str, key: str, where: dict[str, Any]) -> str:
@@ -112,16 +114,23 @@ def _cached_ref(refs: dict[tuple[str, int], AnswerRef], value: Any, key: str,
 
 # -- answers -----------------------------------------------------------------
 
-def use_fast_reader(path: str | Path, fast: bool | None = None) -> bool:
+def use_fast_reader(path: str | Path, fast: bool | None = None,
+                    min_bytes: int = FAST_MIN_BYTES) -> bool:
     """Whether to try the fast reader (:mod:`snapaudit.tables.columnar`, pyarrow): ``fast``,
-    or when None, whether ``path`` is a regular file of at least :data:`FAST_MIN_BYTES`
+    or when None, whether ``path`` is a regular file of at least ``min_bytes``
     (below that, the line reader finishes before pyarrow is imported)."""
     if fast is not None:
         return fast
+    return _regular_size(path) >= min_bytes
+
+
+def _regular_size(path: str | Path) -> int:
+    """The size of a regular file, -1 for anything else (a pipe is read once only)."""
     try:
-        return os.stat(path).st_size >= FAST_MIN_BYTES
+        st = os.stat(path)
     except OSError:
-        return False
+        return -1
+    return st.st_size if stat.S_ISREG(st.st_mode) else -1
 
 
 def read_answers(path: str | Path, *, fast: bool | None = None) -> Sequence[AnswerRow]:
@@ -236,10 +245,14 @@ def read_labels(path: str | Path, answers: Sequence[AnswerRow] | None = None, *,
                 fast: bool | None = None) -> LabelTable:
     """Read pair labels JSONL; with ``answers``, also check every label names a known answer
     (the fast reader tried as :func:`use_fast_reader` says)."""
-    if use_fast_reader(path, fast):
+    if use_fast_reader(path, fast, LABELS_FAST_MIN_BYTES):
         from snapaudit.tables.columnar import fast_labels
 
         table = fast_labels(path)
+        if table is not None and table.clean(answers):
+            return table
+    elif fast is None and _regular_size(path) > 0:
+        table = quick_labels(path)
         if table is not None and table.clean(answers):
             return table
     labels: list[PairLabel] = []

@@ -87,8 +87,8 @@ class LabelTable(ColumnRows[PairLabel]):
         if seen is None or any(x is not y for x, y in zip(seen[0], arrays, strict=True)):
             ok = not bool(np.any(self.a == self.b))
             if ok:
-                keys = np.sort(self.pair_keys())
-                ok = not bool(np.any(keys[1:] == keys[:-1]))
+                nq, nr = max(1, len(self.questions)), max(1, len(self.refs))
+                ok = all_distinct(self.pair_keys(), max(1, len(self.judges)) * nq * nr * nr)
             seen = self.__dict__["_distinct"] = (arrays, ok)
         return bool(seen[1])
 
@@ -127,7 +127,52 @@ def _all_known(table: LabelTable, answers: Sequence[AnswerRow]) -> bool:
         qi = np.fromiter((qget(row.question_id, -1) for row in answers), np.int64, n)
         ri = np.fromiter((rget((row.state, row.repeat), -1) for row in answers), np.int64, n)
     ok = (qi >= 0) & (ri >= 0)
-    have = np.unique(qi[ok] * nr + ri[ok])
-    need = np.concatenate([table.q.astype(np.int64) * nr + table.a,
-                           table.q.astype(np.int64) * nr + table.b])
-    return bool(np.isin(need, have).all())
+    have = np.zeros(max(1, len(table.questions)) * nr, dtype=np.bool_)
+    have[qi[ok] * nr + ri[ok]] = True  # a table over (question, ref), not a sort
+    base = table.q.astype(np.int64) * nr
+    return bool(have[base + table.a].all() and have[base + table.b].all())
+
+
+DENSE_MAX = 1 << 26  # the largest key space handled with a table over the keys (64 MiB)
+
+
+def dense_unique(codes: np.ndarray, space: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``numpy.unique(codes, return_inverse=True)`` of non-negative integer codes below
+    ``space`` (default: their maximum + 1), from a table over the codes instead of a sort
+    when the space is at most :data:`DENSE_MAX`: the same sorted values and inverse."""
+    values, (inverse,) = dense_unique_of([codes], space)
+    return values, inverse
+
+
+def dense_unique_of(arrays: list[np.ndarray], space: int | None = None
+                    ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """:func:`dense_unique` of the concatenation of ``arrays``, its inverse split back per
+    array (without building the concatenation when the table is used)."""
+    dtype = arrays[0].dtype
+    size = sum(a.size for a in arrays)
+    if size == 0:
+        return np.zeros(0, dtype=dtype), [np.zeros(0, dtype=np.intp) for _ in arrays]
+    space = max(int(a.max()) for a in arrays if a.size) + 1 if space is None else space
+    if space > max(DENSE_MAX, 2 * size):
+        uniq, inverse = np.unique(np.concatenate(arrays), return_inverse=True)
+        cuts = np.cumsum([a.size for a in arrays])[:-1]
+        return uniq, np.split(inverse, cuts)
+    present = np.zeros(space, dtype=np.bool_)
+    for a in arrays:
+        present[a] = True
+    values = np.flatnonzero(present)
+    rank = np.zeros(space, dtype=np.intp)
+    rank[values] = np.arange(values.size)
+    return values.astype(dtype), [rank[a] for a in arrays]
+
+
+def all_distinct(keys: np.ndarray, space: int) -> bool:
+    """No key of ``keys`` (non-negative integers below ``space``) occurs twice."""
+    if keys.size < 2:
+        return True
+    if space > max(DENSE_MAX, 2 * keys.size):
+        ordered = np.sort(keys)
+        return not bool(np.any(ordered[1:] == ordered[:-1]))
+    seen = np.zeros(space, dtype=np.bool_)
+    seen[keys] = True
+    return int(np.count_nonzero(seen)) == keys.size

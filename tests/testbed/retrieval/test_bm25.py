@@ -11,7 +11,7 @@ import pytest
 
 from snapaudit.errors import ConfigError
 from snapaudit.testbed.corpus.build import DocStore
-from snapaudit.testbed.retrieval.bm25 import Bm25Retriever
+from snapaudit.testbed.retrieval.bm25 import Bm25Retriever, merge_top, query_terms
 from snapaudit.testbed.retrieval.tokenize import tokenize
 from tests.testbed.conftest import WORDS, generated_docs
 
@@ -103,3 +103,21 @@ def test_top_k_equals_brute_force_when_rows_repeat_across_terms(make_corpus) -> 
         for k in (1, 2, 3, 8):
             got = [(h.doc_id, h.score) for h in ret.search(query, prefix, k)]
             assert got == [(i, -s) for s, i in every[:k]]
+
+
+def test_one_pass_over_the_prefix_equals_merging_the_shards_top_lists(make_corpus) -> None:  # type: ignore[no-untyped-def]
+    corpus = make_corpus(generated_docs(300), shards=5, seed=2)  # several segments per shard
+    ret = Bm25Retriever(corpus)
+    assert max(len(s.segments) for s in ret.shards(5)) > 1
+    full = 0
+    for query in ["alpha beta gamma", "river river stone", " ".join(WORDS[:9]), "zzz alpha"]:
+        for prefix in (1, 2, 5):
+            shards = ret.shards(prefix)
+            st = ret._stats(query_terms(query), shards)
+            for k in (1, 3, 8):
+                merged = merge_top([s.top(st.terms, st.idfs, st.avgdl, ret.k1, ret.b, k)
+                                    for s in shards], k)
+                got = ret.search(query, prefix, k)
+                assert got == merged and len(got) <= k
+                full += len(got) == k
+    assert full >= 20  # most cases fill their k

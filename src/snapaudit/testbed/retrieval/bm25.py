@@ -33,6 +33,7 @@ from snapaudit.errors import ConfigError, IntegrityError
 from snapaudit.hashing import sha256_file
 from snapaudit.testbed.retrieval.base import Document, Hit, InProcessRetriever
 from snapaudit.testbed.retrieval.bm25_build import INDEX_VERSION
+from snapaudit.testbed.retrieval.bm25_prefix import PrefixScorer
 from snapaudit.testbed.retrieval.bm25_shard import ShardIndex, Terms
 from snapaudit.testbed.retrieval.tokenize import TOKENIZER, tokenize
 
@@ -95,6 +96,7 @@ class Bm25Retriever(InProcessRetriever):
         self.meta = read_meta(self.dir)
         self._meta_sha = sha256_file(self.dir / "bm25" / "meta.json")
         self._shards: dict[int, ShardIndex] = {}
+        self._scorers: dict[int, PrefixScorer] = {}  # one scratch accumulator per prefix
 
     def spec(self) -> dict[str, Any]:
         return {"kind": "bm25", "k1": self.k1, "b": self.b, "idf": "lucene",
@@ -147,8 +149,11 @@ class Bm25Retriever(InProcessRetriever):
         st = self._stats(query_terms(query), shards)
         if not st.terms:
             return []
-        return merge_top([s.top(st.terms, st.idfs, st.avgdl, self.k1, self.b, k)
-                          for s in shards], k)
+        scorer = self._scorers.get(prefix)
+        if scorer is None:
+            scorer = self._scorers[prefix] = PrefixScorer(shards)
+        return [Hit(doc_id, score)
+                for score, doc_id in scorer.top(st.terms, st.idfs, st.avgdl, self.k1, self.b, k)]
 
     def document(self, doc_id: str) -> Document:
         return self.store.document(doc_id)

@@ -44,20 +44,17 @@ class _Segment:
         return self.rows[lo:hi], self.tfs[lo:hi]
 
     def postings_many(self, keys: Any, out: list[list[tuple[Any, Any]]]) -> None:
-        """Append the postings of every term of ``keys`` (an ``S`` array) to ``out[i]``."""
-        n = len(self.terms)
+        """Append the postings of every term of ``keys`` (an ``S`` array) to ``out[i]``
+        (one vectorized binary search; the few hits are then read one by one)."""
+        terms = self.terms
+        n = len(terms)
         if not n:
             return
-        at = self.terms.searchsorted(keys)
-        np.minimum(at, n - 1, out=at)
-        found = np.flatnonzero(self.terms[at] == keys)
-        if not len(found):
-            return
-        t = at[found]
-        lo, hi = self.indptr[t].tolist(), self.indptr[t + 1].tolist()
-        rows, tfs = self.rows, self.tfs
-        for i, a, z in zip(found.tolist(), lo, hi, strict=True):
-            out[i].append((rows[a:z], tfs[a:z]))
+        indptr, rows, tfs = self.indptr, self.rows, self.tfs
+        for i, at in enumerate(terms.searchsorted(keys).tolist()):
+            if at < n and terms[at] == keys[i]:
+                a, z = int(indptr[at]), int(indptr[at + 1])
+                out[i].append((rows[a:z], tfs[a:z]))
 
 
 Terms = list[tuple[str, int]]  # (term, count in the query), in first-occurrence order
@@ -81,7 +78,7 @@ class ShardIndex:
         self._maxdl = -1
         self._recent: dict[str, list[tuple[Any, Any]]] = {}  # postings of the last query
 
-    def _postings(self, term: str) -> list[tuple[Any, Any]]:
+    def postings_of(self, term: str) -> list[tuple[Any, Any]]:
         found = self._recent.get(term)
         if found is None:
             key = term.encode()
@@ -102,7 +99,7 @@ class ShardIndex:
             for seg in self.segments:
                 seg.postings_many(keys, lists)
             self._recent.update(zip(missing, lists, strict=True))
-        return self.docs, self.tokens, [sum(len(r) for r, _ in self._postings(t))
+        return self.docs, self.tokens, [sum(len(r) for r, _ in self.postings_of(t))
                                         for t in terms]
 
     def _norm_table(self, avgdl: float, k1: float, b: float) -> Any:
@@ -118,6 +115,18 @@ class ShardIndex:
             table = self._norms[key] = k1 * (1.0 - b + b * dl / avgdl)
         return table
 
+    def _norms_of(self, dl: Any, avgdl: float, k1: float, b: float) -> Any:
+        """``k1 * (1 - b + b * dl / avgdl)`` of the lengths ``dl`` (from the table if short)."""
+        if self._maxdl < 0:
+            self._maxdl = int(self.doclen.max()) if len(self.doclen) else 0
+        if self._maxdl < _MAX_TABLE:
+            return self._norm_table(avgdl, k1, b)[dl]
+        return k1 * (1.0 - b + b * dl / avgdl)
+
+    def doc_norms(self, avgdl: float, k1: float, b: float) -> Any:
+        """The norm of every document of the shard (a new array)."""
+        return self._norms_of(self.doclen, avgdl, k1, b)
+
     def _accumulate(self, terms: Terms, idfs: list[float], avgdl: float, k1: float,
                     b: float, acc: Any) -> tuple[Any, int] | None:
         """Add every query term's contribution to ``acc`` at its postings' rows, in term
@@ -130,7 +139,7 @@ class ShardIndex:
         weights: list[Any] = []
         for (term, qtf), idf in zip(terms, idfs, strict=True):
             w = qtf * np.float64(idf)
-            for rows, tfs in self._postings(term):
+            for rows, tfs in self.postings_of(term):
                 rows_l.append(rows)
                 tfs_l.append(tfs)
                 weights.append(w)
@@ -142,13 +151,7 @@ class ShardIndex:
         else:
             rows, tf = np.concatenate(rows_l), np.concatenate(tfs_l).astype(np.float64)
             weight = np.repeat(np.array(weights), [len(r) for r in rows_l])
-        if self._maxdl < 0:
-            self._maxdl = int(self.doclen.max()) if len(self.doclen) else 0
-        dl = self.doclen[rows]
-        if self._maxdl < _MAX_TABLE:
-            norm = self._norm_table(avgdl, k1, b)[dl]
-        else:
-            norm = k1 * (1.0 - b + b * dl / avgdl)
+        norm = self._norms_of(self.doclen[rows], avgdl, k1, b)
         norm += tf  # in place: weight * tf / (tf + norm), the same roundings per element
         tf *= weight
         tf /= norm
@@ -177,10 +180,10 @@ class ShardIndex:
         if lists > 1:
             # a row has at most `lists` copies, so the best k * lists entries hold every row
             # of the top k; distinct rows are then cut to k among those few
-            cand = _top_mask(vals, k * lists)
+            cand = top_mask(vals, k * lists)
             rows, first = np.unique(rows[cand], return_index=True)
             vals = vals[cand][first]
-        keep = _top_mask(vals, k)
+        keep = top_mask(vals, k)
         return [(float(v), bytes(self.ids[r]).decode())
                 for v, r in zip(vals[keep].tolist(), rows[keep].tolist(), strict=True)]
 
@@ -188,7 +191,7 @@ class ShardIndex:
 _MAX_TABLE = 1 << 22  # longest document length served by a norm table (else computed)
 
 
-def _top_mask(vals: Any, k: int) -> Any:
+def top_mask(vals: Any, k: int) -> Any:
     """Positive values that can be in the top k (every value tied at the cut)."""
     pos = vals > 0
     n = int(pos.sum())

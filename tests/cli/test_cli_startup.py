@@ -1,0 +1,50 @@
+"""What a command imports before it works: nothing it does not use."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import snapaudit
+from tests.helpers.cli import snapaudit as run_snapaudit
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+
+
+def _modules_after(*argv: str) -> set[str]:
+    code = ("import json, sys\nfrom snapaudit.cli import main\n"
+            "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)))\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    res = subprocess.run([sys.executable, "-c", code, *argv], env=env, capture_output=True,
+                         text=True, timeout=300, check=False)
+    return set(json.loads(res.stderr.rpartition("MODULES ")[2]))
+
+
+def test_version_is_the_package_version(tmp_path: Path) -> None:
+    res = run_snapaudit("--version", cwd=tmp_path)
+    assert res.returncode == 0
+    assert res.stdout.strip().endswith(f"version {snapaudit.__version__}")
+
+
+def test_version_needs_no_package_metadata_nor_numpy() -> None:
+    loaded = _modules_after("--version")
+    assert "importlib.metadata" not in loaded and "numpy" not in loaded
+
+
+@pytest.mark.slow
+def test_analyze_of_a_small_table_imports_neither_pyarrow_nor_scipy(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    loaded = _modules_after("analyze", "--answers", str(EXAMPLES / "answers.jsonl"),
+                            "--labels", str(EXAMPLES / "labels.jsonl"), "--gold",
+                            str(EXAMPLES / "gold.jsonl"), "--old", "n0", "--new", "n1",
+                            "--json", str(out))
+    assert json.loads(out.read_text(encoding="utf-8"))["comparison"]["questions"] == 240
+    assert "pyarrow" not in loaded and "scipy" not in loaded
+    assert "snapaudit.stats.analysis" in loaded
