@@ -5,14 +5,19 @@ refused (exit 2) naming what changed, mid-run and on a finished run alike."""
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from snapaudit.run.bound_systems import describe
+from snapaudit.run.record.ledger import Ledger
 from snapaudit.systems.config import PythonSystemConfig
 from snapaudit.systems.python import python_spec
-from tests.helpers.cli import snapaudit
+from tests.helpers.cli import REPO, cli_popen, snapaudit
+from tests.helpers.ledger_view import accepted
 from tests.helpers.protocol import python_protocol_text, save_protocol, write_world
 
 PIPE = """from {helper} import shape
@@ -85,3 +90,96 @@ def test_a_changed_bound_file_mid_run_is_refused(tmp_path: Path) -> None:
     assert refused.returncode == 2, refused.stderr
     assert "bound file index.bin" in refused.stderr
     assert "local module" not in refused.stderr  # only what changed is named
+
+
+FW_PIPE = """import fakefw
+
+
+def answer(call):
+    if fakefw.DOWN.exists() and call.question_id == "q003":
+        raise RuntimeError("shard down")
+    return {"answer": fakefw.shape(call.question_id), "doc_ids": ["d1"]}
+"""
+FW_INIT = """from pathlib import Path
+
+DOWN = Path(__file__).resolve().parents[3] / "down"  # tmp/site/site-packages/fakefw
+
+
+def shape(qid):
+    return "answer " + qid
+"""
+
+
+def _fake_framework(tmp: Path, version: str) -> Path:
+    """``tmp/site/site-packages`` holding the installed distribution ``fakefw`` at
+    ``version`` (the folder name makes it count as installed, not as local code)."""
+    site = tmp / "site" / "site-packages"
+    (site / "fakefw").mkdir(parents=True, exist_ok=True)
+    (site / "fakefw" / "__init__.py").write_text(FW_INIT, "utf-8")
+    info = site / "fakefw-1.0.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: fakefw\nVersion: {version}\n", "utf-8")
+    (info / "top_level.txt").write_text("fakefw\n", "utf-8")
+    (info / "RECORD").write_text("fakefw/__init__.py,,\nfakefw-1.0.dist-info/METADATA,,\n"
+                                 "fakefw-1.0.dist-info/top_level.txt,,\n"
+                                 "fakefw-1.0.dist-info/RECORD,,\n", "utf-8")
+    return site
+
+
+def _fw_run(tmp: Path, site: Path) -> tuple[int, str]:
+    """``snapaudit run`` of ``tmp/protocol.toml`` with ``site`` on the CLI's path."""
+    env = {"PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(site)]),
+           "SNAPAUDIT_TRACEBACK": ""}
+    proc = cli_popen("run", "protocol.toml", "--run-dir", "run", "--progress", "silent",
+                     cwd=tmp, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                     text=True)
+    _, err = proc.communicate(timeout=300)
+    return proc.returncode, err
+
+
+def _fw_world(tmp: Path) -> Path:
+    write_world(tmp, n=6)
+    (tmp / "fw_pipe.py").write_text(FW_PIPE, "utf-8")
+    save_protocol(tmp, python_protocol_text('target = "fw_pipe:answer"\npython_path = "."',
+                                            max_attempts=1))
+    return _fake_framework(tmp, "1.0")
+
+
+@pytest.mark.slow
+def test_a_changed_framework_version_is_refused_on_a_finished_run(tmp_path: Path) -> None:
+    site = _fw_world(tmp_path)
+    code, err = _fw_run(tmp_path, site)
+    assert code == 0, err
+    with Ledger(tmp_path / "run" / "ledger.sqlite") as ledger:
+        spec = json.loads(ledger.get_meta("systems_spec") or "{}")
+    for state in ("old", "new"):
+        assert spec[state]["imports"]["distributions"]["fakefw"] == "1.0"
+        assert set(spec[state]["imports"]["modules"]) == {"fw_pipe"}  # fakefw is not local
+    assert _fw_run(tmp_path, site)[0] == 0  # the same version: the summary again
+    _fake_framework(tmp_path, "1.1")
+    code, err = _fw_run(tmp_path, site)
+    assert code == 2, err
+    assert "state old: installed distribution fakefw" in err
+    assert "state new: installed distribution fakefw" in err
+    assert "local module" not in err and "Traceback" not in err
+    assert "new run directory" in err
+
+
+@pytest.mark.slow
+def test_a_changed_framework_version_is_refused_on_resume(tmp_path: Path) -> None:
+    site = _fw_world(tmp_path)
+    (tmp_path / "down").touch()  # q003 fails: the answer stage stays open
+    code, err = _fw_run(tmp_path, site)
+    assert code != 0 and "q003" in err, err
+    assert len(accepted(tmp_path / "run" / "ledger.sqlite")) == 20  # mid-way: 5 of 6 asked
+    (tmp_path / "down").unlink()
+    _fake_framework(tmp_path, "1.1")
+    code, err = _fw_run(tmp_path, site)
+    assert code == 2, err
+    assert "installed distribution fakefw" in err
+    assert len(accepted(tmp_path / "run" / "ledger.sqlite")) == 20  # nothing was called
+    _fake_framework(tmp_path, "1.0")  # the version the run recorded: it resumes
+    code, err = _fw_run(tmp_path, site)
+    assert code == 0, err
+    assert len(accepted(tmp_path / "run" / "ledger.sqlite")) == 24

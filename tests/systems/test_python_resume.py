@@ -39,12 +39,15 @@ def test_the_seed_advances_only_after_an_attempt_that_got_a_response(tmp_path: P
         ledger.finish_attempt(a2, "transport_invalid", reason="timeout")
         a3, n3 = begin()
         assert ledger.seed_index("answer", "k", n3) == 1  # a timeout: no response
-        ledger.finish_attempt(a3, "transport_invalid", reason="http_503")
+        ledger.finish_attempt(a3, "transport_invalid", reason="worker_died")
+        a3b, n3b = begin()
+        assert ledger.seed_index("answer", "k", n3b) == 1  # a crashed worker: no response
+        ledger.finish_attempt(a3b, "transport_invalid", reason="http_503")
         a4, n4 = begin()
         assert ledger.seed_index("answer", "k", n4) == 2  # a 503 is a response
         ledger.finish_attempt(a4, "transport_invalid", reason="exception")
         _, n5 = begin()
-        assert (n5, ledger.seed_index("answer", "k", n5)) == (5, 3)
+        assert (n5, ledger.seed_index("answer", "k", n5)) == (6, 3)
         assert ledger.seed_index("answer", "other", 1) == 1
 
 

@@ -8,7 +8,7 @@ call at a time over a pipe. A worker starts when a call first needs it.
 * A **native crash** of a worker (``os.abort()``: SIGABRT, a segfault: SIGSEGV, an
   ``exit()``) is one failed attempt, reason ``worker_died``, its detail naming the signal
   (``worker died: SIGABRT (signal 6)``); the worker is replaced and the run goes on (the
-  attempt is retried like any failed call).
+  attempt is retried like a timeout: with the same seed, no answer having come back).
 * A call past its **timeout** (counted from when it was sent to its worker; waiting for a
   free worker does not count) fails as ``timeout``; its worker is killed and replaced, so no
   call of the target keeps running behind a failed attempt.

@@ -11,10 +11,11 @@ from snapaudit.run.record.ledger.schema import OUTCOMES, AttemptRow
 from snapaudit.run.record.ledger.store import LedgerStore
 from snapaudit.systems.redact import redact
 
-# reasons of a transport-invalid attempt that no response came back for (see seed_index)
+# reasons of a transport-invalid attempt that no response came back for (see seed_index);
+# worker_died: a Python system's worker process crashed mid-call (a kill, not an answer)
 NO_RESPONSE: frozenset[str] = frozenset({
-    "timeout", "connection", "batch_expired", "batch_cancelled", "batch_failed",
-    "batch_missing_result"})
+    "timeout", "connection", "worker_died", "batch_expired", "batch_cancelled",
+    "batch_failed", "batch_missing_result"})
 
 
 class AttemptTable(LedgerStore):
@@ -51,7 +52,8 @@ class AttemptTable(LedgerStore):
         number of earlier attempts of the cell that got a response (:data:`NO_RESPONSE`).
 
         An attempt no response ever came back for (killed or interrupted, a timeout, a
-        dropped connection, a batch that never delivered the request's result) is retried
+        dropped connection, a worker process that died mid-call, a batch that never delivered
+        the request's result) is retried
         with the same seed, so a resumed run draws what an uninterrupted one draws; the seed
         advances only after a response that was unusable. The first attempt's index is 1
         (= its attempt number), so a run that never fails has the seeds it always had."""
