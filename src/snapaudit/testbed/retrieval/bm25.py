@@ -96,7 +96,7 @@ class Bm25Retriever(InProcessRetriever):
         self.meta = read_meta(self.dir)
         self._meta_sha = sha256_file(self.dir / "bm25" / "meta.json")
         self._shards: dict[int, ShardIndex] = {}
-        self._scorers: dict[int, PrefixScorer] = {}  # one scratch accumulator per prefix
+        self._scorers: dict[tuple[int, ...], PrefixScorer] = {}  # one per set of shards
 
     def spec(self) -> dict[str, Any]:
         return {"kind": "bm25", "k1": self.k1, "b": self.b, "idf": "lucene",
@@ -138,20 +138,21 @@ class Bm25Retriever(InProcessRetriever):
         return [s.scores(st.terms, st.idfs, st.avgdl, self.k1, self.b) for s in shards]
 
     def search(self, query: str, prefix: int, k: int) -> list[Hit]:
-        return self._search(query, self.shards(prefix), k)
+        return self._search(query, self.shards(prefix), tuple(range(prefix)), k)
 
     def search_shards(self, query: str, shards: Sequence[int], k: int) -> list[Hit]:
         """Top-k over any set of shards: N, total length and df are sums over exactly
         those shards, so the scores are those of an index built on them alone."""
-        return self._search(query, self.subset(shards), k)
+        return self._search(query, self.subset(shards), tuple(sorted(set(shards))), k)
 
-    def _search(self, query: str, shards: list[ShardIndex], k: int) -> list[Hit]:
+    def _search(self, query: str, shards: list[ShardIndex], key: tuple[int, ...],
+                k: int) -> list[Hit]:
         st = self._stats(query_terms(query), shards)
         if not st.terms:
             return []
-        scorer = self._scorers.get(prefix)
-        if scorer is None:
-            scorer = self._scorers[prefix] = PrefixScorer(shards)
+        scorer = self._scorers.get(key)
+        if scorer is None:  # the scratch accumulator of this set of shards
+            scorer = self._scorers[key] = PrefixScorer(shards)
         return [Hit(doc_id, score)
                 for score, doc_id in scorer.top(st.terms, st.idfs, st.avgdl, self.k1, self.b, k)]
 
