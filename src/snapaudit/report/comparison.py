@@ -6,9 +6,9 @@ question's contribution to D (D_i / n, pp), the evidence diff, and *tags* that t
 filters select on. Filters are a list (:data:`FILTERS`): to add one, append a
 :class:`RowFilter` whose ``test`` reads the :class:`RowContext` (results, grid, kernel, gold).
 
-A question is listed when its normalized answers differ between any two of its answers in
-any state, when it is a strict flip, or when its D_i is not 0; at most :data:`MAX_ROWS` rows,
-largest |contribution| first.
+A question is listed by the rule of :func:`snapaudit.stats.changes.is_listed` (its
+normalized answers differ between any two of its answers in any state, it is a strict flip,
+or its D_i is not 0); at most :data:`MAX_ROWS` rows, largest |contribution| first.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from snapaudit.report.load import RunView
 from snapaudit.report.model import AnswerGroup, Comparison, ComparisonRow
 from snapaudit.report.secondary import negative_flip_ids
 from snapaudit.stats.analysis import AnalysisResult
+from snapaudit.stats.changes import is_listed
 from snapaudit.stats.churn import per_question
 from snapaudit.stats.kernels import AnswerGrid, ExactKernel, Kernel, SemanticKernel
 from snapaudit.stats.normalize import normalizer
@@ -138,8 +139,8 @@ def comparison(view: RunView, filters: Sequence[RowFilter] | None = None) -> Com
             return None if ng is None else bench(text) in ng
 
         texts = {s: [grid.answer(qid, r) for r in grid.refs(s)] for s in states}
-        distinct = {bench(t) for ts in texts.values() for t in ts}
-        if len(distinct) <= 1 and qid not in flips and float(d[i]) == 0.0:
+        if not is_listed((t for ts in texts.values() for t in ts), bench, qid in flips,
+                         float(d[i])):
             unchanged += 1
             continue
         ctx = RowContext(qid, view.results, grid, kernel, old, new, gold, em)
