@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -38,13 +39,18 @@ class Browser:
     def __init__(self, exe: str, profile: Path) -> None:
         to_child_r, self._to_child = os.pipe()
         self._from_child, from_child_w = os.pipe()
-        # fd 3 = what Chromium reads, fd 4 = what it writes
-        script = f'exec "$0" "$@" 3<&{to_child_r} 4>&{from_child_w}'
-        self.proc = subprocess.Popen(
-            ["/bin/sh", "-c", script, exe, *FLAGS, f"--user-data-dir={profile}",
-             "about:blank"],
-            pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # fd 3 = what Chromium reads, fd 4 = what it writes (set up in a small Python
+        # trampoline: no shell, any fd numbers)
+        boot = (f"import os,sys; os.dup2({to_child_r},3); os.dup2({from_child_w},4); "
+                "os.execv(sys.argv[1], sys.argv[1:])")
+        profile.mkdir(parents=True, exist_ok=True)
+        self.log = profile / "chromium.log"  # Chromium's own stderr, for a failing test
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", boot, exe, *FLAGS, f"--user-data-dir={profile}",
+                 "about:blank"],
+                pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=log)
         os.close(to_child_r)
         os.close(from_child_w)
         self._next = 0

@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
+import signal
+import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
-from snapaudit.review.server import ReviewConfig, ReviewServer, open_review
+from snapaudit.review.handlers import ReviewServer
+from snapaudit.review.server import ReviewConfig, open_review
+from snapaudit.review.token import SessionToken
 from tests.fakes.review_session import FakeSession
+from tests.helpers.cli import REPO, cli_popen
 
 QUESTIONS = {
     "q001": ("who wrote it?", ["Ann", "Ann"], ["Bob", "Ann"]),
@@ -44,7 +50,14 @@ def server(request: pytest.FixtureRequest, session: FakeSession) -> Iterator[Rev
     srv.close()
 
 
-def raw(server: ReviewServer, method: str, path: str, body: bytes | None = None,
+class Target(Protocol):
+    """A server to send requests to: a ReviewServer in this process or an App."""
+
+    port: int
+    token: SessionToken
+
+
+def raw(server: Target, method: str, path: str, body: bytes | None = None,
         headers: dict[str, str] | None = None, *, token: bool = True,
         host: str | None = None) -> Reply:
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
@@ -70,5 +83,66 @@ def raw(server: ReviewServer, method: str, path: str, body: bytes | None = None,
         conn.close()
 
 
-def post(server: ReviewServer, path: str, value: Any, **kw: Any) -> Reply:
+def post(server: Target, path: str, value: Any, **kw: Any) -> Reply:
     return raw(server, "POST", path, json.dumps(value).encode(), **kw)
+
+
+# ---- real runs (a Python system, the rule judge: under a second to build) and the CLI app
+
+def build_run(root: Path, target: str = "planted", n: int = 6) -> Path:
+    """A finished run (states old/new x 2 repeats, ``n`` questions, the rule judge, gold
+    unlocked) whose answers are ``tests.fakes.review_answers:<target>``."""
+    from snapaudit.progress import SilentProgress
+    from snapaudit.run.engine import run_protocol_file
+    from tests.helpers.protocol import python_protocol_text, save_protocol, write_world
+
+    root.mkdir(parents=True, exist_ok=True)
+    write_world(root, n=n)
+    text = (python_protocol_text(f'target = "tests.fakes.review_answers:{target}"')
+            .replace("size = 6", f"size = {n}") + '\n[judge]\nkind = "rule"\nname = "rule"\n')
+    run_protocol_file(save_protocol(root, text), root / "run", [], SilentProgress())
+    return root / "run"
+
+
+URL = re.compile(r"http://127\.0\.0\.1:(\d+)/\?token=([A-Za-z0-9_-]+)")
+
+
+class App:
+    """``snapaudit review RUN ARGS --no-open`` in a child process; its URL from stdout."""
+
+    def __init__(self, run: Path, *args: str) -> None:
+        self.stderr = ""
+        self.proc = cli_popen("review", str(run), "--no-open", *args, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, cwd=str(REPO))
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        found = URL.search(line)
+        if found is None:
+            self.stop()
+            raise AssertionError(f"no URL in {line!r}; stderr: {self.stderr}")
+        self.url, self.port = found.group(0), int(found.group(1))
+        self.token = SessionToken(found.group(2))
+
+    def saved(self) -> dict[str, Any]:
+        """The annotator's accepted labels per question, as the server sends them."""
+        status, _, items = raw(self, "GET", "/api/items")
+        assert status == 200, items
+        return {i["question_id"]: i["saved"] for i in items["items"]}
+
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    def stop(self, sig: int = signal.SIGINT) -> tuple[int, str, str]:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        out, err = self.proc.communicate(timeout=30)
+        self.stderr = err
+        return self.proc.returncode, out, err
+
+
+@pytest.fixture()
+def apps() -> Iterator[list[App]]:
+    started: list[App] = []
+    yield started
+    for app in started:
+        app.stop(signal.SIGKILL)

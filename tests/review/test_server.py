@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from snapaudit.errors import ConfigError
-from snapaudit.review.handlers import MAX_BODY
+from snapaudit.review.handlers import MAX_BODY, ReviewServer
 from snapaudit.review.page import CSP
-from snapaudit.review.server import ReviewConfig, ReviewServer, open_review
+from snapaudit.review.server import ReviewConfig, open_review
 from tests.fakes.review_session import FakeSession
 from tests.review.conftest import post, raw, serve
 

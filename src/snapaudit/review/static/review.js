@@ -160,7 +160,8 @@ function renderChange(it){
   itemEl.appendChild(note);
   if(it.decision){
     itemEl.appendChild(el('p','saved','saved: '+DECISION_NAMES[it.decision.decision]+' by '+
-      it.decision.annotator+' at '+it.decision.at));
+      it.decision.annotator+' at '+it.decision.at+(it.decision.note?'; note: '+
+      it.decision.note:'')));
   }
 }
 function render(){
