@@ -63,7 +63,6 @@ def _exchange(run_dir: Path, annotator: str, sample: int | None, fmt: str | None
               out: Path | None, file: Path | None, label: bool) -> None:
     from snapaudit.cli._common import check_output_path
     from snapaudit.names import NAME_RULE, is_name
-    from snapaudit.run.after.label_exchange import export_tasks, import_annotations
 
     if fmt is not None and file is not None:
         raise ConfigError("--export and --import are separate runs; give one")
@@ -73,6 +72,8 @@ def _exchange(run_dir: Path, annotator: str, sample: int | None, fmt: str | None
         if out is None:
             raise ConfigError("--export needs --out FILE")
         check_output_path(out, "--out")
+        from snapaudit.run.after.label_exchange import export_tasks
+
         kind = "labelstudio" if fmt == "labelstudio" else "argilla"
         n = export_tasks(run_dir, kind, out, sample=sample)
         click.echo(f"wrote {n} tasks ({fmt}) to {out}")
@@ -82,5 +83,7 @@ def _exchange(run_dir: Path, annotator: str, sample: int | None, fmt: str | None
         raise ConfigError("--import takes the sample from the file; drop --sample / --out")
     if not is_name(annotator):
         raise ConfigError(f"--annotator {annotator!r} {NAME_RULE}")
+    from snapaudit.run.after.label_exchange import import_annotations
+
     n = import_annotations(run_dir, file, annotator)
     click.echo(f"imported {n} questions from {file} as judge human:{annotator}")
