@@ -49,6 +49,16 @@ def _label_current(page: Page) -> tuple[str, dict[str, str]]:
     return qid, labels
 
 
+def _group_current(page: Page) -> tuple[str, dict[str, str]]:
+    """Label the current question by groups: one digit per answer, in order (equal texts
+    share a group); the pair labels follow."""
+    qid, labels = page.wait(CURRENT), _truth(page)
+    groups: dict[str, int] = {}
+    for _, text in page.eval(ANSWERS):
+        page.key(str(groups.setdefault(text, len(groups) + 1)))
+    return qid, labels
+
+
 def _wait_saved(page: Page, count: int, total: int) -> None:
     page.wait(f"{PROGRESS}==={json.dumps(f'{count} / {total} labelled')}")
 
@@ -70,7 +80,7 @@ def test_a_reviewer_labels_a_sample_by_keyboard_only_and_a_reload_shows_every_la
                          ".getAttribute('data-pair')") == "A|B"
         pressed: dict[str, dict[str, str]] = {}
         for n in range(1, 5):
-            qid, labels = _label_current(page)
+            qid, labels = (_group_current if n == 3 else _label_current)(page)
             pressed[qid] = labels
             _wait_saved(page, n, 4)
             assert page.eval("location.hash").startswith("#q=")
