@@ -15,6 +15,7 @@ environment variables, never their values). Layout::
     ARTIFACT/tables/answers.jsonl, labels.jsonl   (no question text)
     ARTIFACT/gold.sha256.json       question id -> sha256 of its canonical alias list
     ARTIFACT/results.json, claims.json
+    ARTIFACT/review/decisions.jsonl, label_locks.jsonl   (snapaudit review, when present)
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from snapaudit.artifact.review_check import export_review
 from snapaudit.errors import InputError
 from snapaudit.hashing import canonical_json, sha256_file, sha256_json, sha256_text
 from snapaudit.run.record.ledger.store import connect_read_only
@@ -118,6 +120,7 @@ def _export_ledger(ledger: Path, out: Path) -> dict[str, bool]:
             hashed[stage] = changed
         locks = [[json.loads(r), h] for r, h in
                  db.execute("SELECT record, record_hash FROM locks ORDER BY seq")]
+        export_review(ledger, db, out)
     finally:
         db.close()
     (out / "locks.json").write_text(canonical_json(locks) + "\n", encoding="utf-8")

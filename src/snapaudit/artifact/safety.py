@@ -106,3 +106,17 @@ def load_jsonl(root: Path, name: str, *, missing_ok: bool = True) -> list[Any]:
     except UnicodeDecodeError:
         raise VerificationError([f"file {name}: not valid UTF-8"]) from None
     return [_decode(line, f"file {name} line {n}") for n, line in enumerate(lines, 1) if line]
+
+
+def stage_content(root: Path, stage: str) -> dict[str, str]:
+    """What ``Ledger.content_hashes(stage)`` gave, recomputed from the exported rows."""
+    from snapaudit.hashing import sha256_json
+
+    name = stage.replace(":", "_")
+    cells = load_jsonl(root, f"ledger/{name}.cells.jsonl")
+    attempts = load_jsonl(root, f"ledger/{name}.attempts.jsonl")
+    return {"cells_sha256": sha256_json([[c["cell_key"], c["attempt_id"], c["payload"]]
+                                         for c in cells]),
+            "n_cells": str(len(cells)),
+            "attempts_sha256": sha256_json([row[1:] for row in attempts]),
+            "n_attempts": str(len(attempts))}

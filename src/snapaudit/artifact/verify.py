@@ -4,7 +4,8 @@ Checks, in order: every file the manifest lists is present with its hash; the lo
 (:func:`snapaudit.run.record.locks.verify_chain`) with each lock's ledger content recomputed
 from the exported cells and attempts (stages whose payloads were sanitized are checked by
 count only); the answer and label tables equal what the ledger cells say; then every claim
-that does not need gold is recomputed with the analysis core on the sanitized tables. With
+that does not need gold is recomputed with the analysis core on the sanitized tables, the
+review's decisions and human labels too (:mod:`snapaudit.artifact.review_check`). With
 ``--gold`` the gold file must match the gold lock and the gold claims are recomputed too.
 Any failure raises :class:`VerificationError` (exit 3) naming each claim or file.
 
@@ -26,7 +27,15 @@ from typing import TYPE_CHECKING, Any
 
 from snapaudit.artifact.export import SENSITIVE_KEYS
 from snapaudit.artifact.export import claims as claims_of
-from snapaudit.artifact.safety import check_tree, entry_path, entry_problem, load_json, load_jsonl
+from snapaudit.artifact.review_check import check_review
+from snapaudit.artifact.safety import (
+    check_tree,
+    entry_path,
+    entry_problem,
+    load_json,
+    load_jsonl,
+    stage_content,
+)
 from snapaudit.errors import ConfigError, InputError, IntegrityError, VerificationError
 from snapaudit.hashing import sha256_file, sha256_json
 from snapaudit.names import NAME_RULE, is_name
@@ -80,18 +89,6 @@ def judge_name(protocol: Any) -> str:
     return str(name)
 
 
-def _content(root: Path, stage: str) -> dict[str, str]:
-    """What Ledger.content_hashes(stage) gave, recomputed from the exported rows."""
-    name = stage.replace(":", "_")
-    cells = load_jsonl(root, f"ledger/{name}.cells.jsonl")
-    attempts = load_jsonl(root, f"ledger/{name}.attempts.jsonl")
-    return {"cells_sha256": sha256_json([[c["cell_key"], c["attempt_id"], c["payload"]]
-                                         for c in cells]),
-            "n_cells": str(len(cells)),
-            "attempts_sha256": sha256_json([row[1:] for row in attempts]),
-            "n_attempts": str(len(attempts))}
-
-
 def _has_marker(value: Any, key: str | None = None) -> bool:
     if isinstance(value, dict):
         if key in SENSITIVE_KEYS and set(value) == {"sha256"}:
@@ -133,7 +130,7 @@ def check_locks(root: Path, protocol: dict[str, Any],
             if gold is not None:
                 content["gold"] = {"gold_sha256": sha256_file(gold)}
             continue
-        now = _content(root, str(ledger_stage))
+        now = stage_content(root, str(ledger_stage))
         if stage == "semantic":
             now = {"judge_kind": str(judge.get("kind")), **now}
         if _sanitized_stage(root, str(ledger_stage)):
@@ -294,9 +291,9 @@ def _verify(root: Path, gold: str | Path | None) -> VerifyReport:
         report.failures.append("claims.json: differs from the claims of results.json")
     from snapaudit.stats.results import result_from_json
 
-    check_claims(stated, recompute(result_from_json(results), protocol, answers, labels,
-                                   gold_table),
-                 gold_table is not None, report)
+    recomputed = recompute(result_from_json(results), protocol, answers, labels, gold_table)
+    check_review(root, results, answers, labels, recomputed, report.failures)
+    check_claims(stated, recomputed, gold_table is not None, report)
     if report.failures:
         raise VerificationError(report.failures)
     return report

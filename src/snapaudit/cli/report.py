@@ -12,7 +12,10 @@ import click
                                                           path_type=Path))
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="Where to write the report (default: DIR).")
-def command(run_dir: Path, out_dir: Path | None) -> None:
+@click.option("--fail-on", "fail_on", type=click.Choice(["regressions"]), default=None,
+              help="Exit 6 when a reviewed regression stands (snapaudit review: some "
+                   "annotator's last decision on a changed question is 'regression').")
+def command(run_dir: Path, out_dir: Path | None, fail_on: str | None) -> None:
     """Write the self-contained HTML report and its Markdown twin for a finished run."""
     from snapaudit.report.build import write_report
 
@@ -22,3 +25,7 @@ def command(run_dir: Path, out_dir: Path | None) -> None:
         click.echo(f"{paths.report.small_sample}; treat this verdict as provisional")
     click.echo(f"wrote {paths.html}")
     click.echo(f"wrote {paths.markdown}")
+    if fail_on == "regressions":
+        from snapaudit.cli.run import exit_on_regressions
+
+        exit_on_regressions(paths.review)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -42,11 +42,15 @@ def smoke_run_dir(run_dir: Path, limit: int) -> Path:
 @click.option("--forget-batch", "forget", multiple=True, metavar="LOCAL_ID",
               help="Before resuming: end this open provider batch without its results (its "
                    "provider deleted it) so that its requests go into a new batch. Repeatable.")
-@click.option("--fail-on", "fail_on", type=click.Choice(["incompatible"]), default=None,
-              help="Exit 4 when the verdict is INCOMPATIBLE (the release gate established "
-                   "excess churn), 5 when it is NOT EVALUABLE.")
+@click.option("--fail-on", "fail_on", type=click.Choice(["incompatible", "regressions"]),
+              multiple=True,
+              help="incompatible: exit 4 when the verdict is INCOMPATIBLE (the release gate "
+                   "established excess churn), 5 when it is NOT EVALUABLE. regressions: exit "
+                   "6 when a reviewed regression stands (snapaudit review: some annotator's "
+                   "last decision on a changed question is 'regression'). Repeatable; the "
+                   "verdict's code comes first.")
 def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
-            overrides: tuple[str, ...], progress_kind: str, fail_on: str | None,
+            overrides: tuple[str, ...], progress_kind: str, fail_on: tuple[str, ...],
             dry_run: bool = False, forget: tuple[str, ...] = ()) -> None:
     """Run (or resume) the audit of PROTOCOL.toml and write results.json; a finished run
     only prints its summary."""
@@ -97,8 +101,7 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
             click.echo(f"run already complete: {target} is read-only; its results were "
                        "verified, not re-written")
             click.echo(results_summary(results), nl=False)
-            if fail_on == "incompatible":
-                exit_on_verdict(results.verdict())
+            exit_on(fail_on, results.verdict(), results.extra.get("review"))
             return
     progress = make_progress(progress_kind)
     try:
@@ -117,8 +120,28 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
 
     typed = outcome.analysis or read_results(outcome.results_path)
     click.echo(results_summary(typed), nl=False)
-    if fail_on == "incompatible":
-        exit_on_verdict(typed.verdict())
+    exit_on(fail_on, typed.verdict(), outcome.results.get("review"))
+
+
+def exit_on(fail_on: tuple[str, ...], verdict: Verdict, review: Any) -> None:
+    """``--fail-on``: the verdict's exit code first (``incompatible``), then 6 when a
+    reviewed regression stands (``regressions``), or return."""
+    if "incompatible" in fail_on:
+        exit_on_verdict(verdict)
+    if "regressions" in fail_on:
+        exit_on_regressions(review)
+
+
+def exit_on_regressions(review: Any) -> None:
+    """``--fail-on regressions``: exit 6 when ``review`` (results.json's ``review``) counts a
+    standing regression."""
+    from snapaudit.run.after.review_summary import standing_regressions
+    from snapaudit.stats.verdict import EXIT_REGRESSIONS
+
+    count = standing_regressions(review)
+    if count:
+        click.echo(f"{count} reviewed regression(s) stand (snapaudit review)", err=True)
+        sys.exit(EXIT_REGRESSIONS)
 
 
 def exit_on_verdict(verdict: Verdict) -> None:

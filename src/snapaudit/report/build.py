@@ -21,6 +21,7 @@ class ReportPaths:
     html: Path
     markdown: Path
     report: Report
+    review: dict[str, Any] | None = None  # the change review as it stands (snapaudit review)
 
 
 def plant_score(view: RunView) -> dict[str, Any] | None:
@@ -43,4 +44,4 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> Repo
     html_path, md_path = out / RunDir(out).report_html.name, out / RunDir(out).report_md.name
     atomic.write_text(html_path, render_html(report), newline="\n")  # a kill: old or new
     atomic.write_text(md_path, render_markdown(report), newline="\n")
-    return ReportPaths(html_path, md_path, report)
+    return ReportPaths(html_path, md_path, report, view.review)

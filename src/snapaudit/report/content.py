@@ -15,6 +15,7 @@ from snapaudit.report.comparison import EM_LEGEND, comparison
 from snapaudit.report.drilldown import trajectory_table
 from snapaudit.report.load import RunView
 from snapaudit.report.model import Figure, Report, Section, Table, interval, num
+from snapaudit.report.review import review_section
 from snapaudit.report.secondary import overlap_docs, secondary_section
 from snapaudit.stats.agreement import JudgeAgreement
 from snapaudit.stats.analysis import AnalysisResult, KernelStats
@@ -226,6 +227,9 @@ def build_report(view: RunView, plant_score: dict[str, Any] | None = None) -> Re
     beyond = secondary_section(r)
     if beyond is not None:
         sections.append(beyond)
+    people = review_section(view.review, r.human)
+    if people is not None:
+        sections.append(people)
     if plant_score is not None:
         sections.append(_plants_section(plant_score))
     return Report(title="Snapshot Compatibility Audit", subtitle=f"{old} → {new}",

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from snapaudit.errors import InputError
+from snapaudit.run.after.review_summary import live_review
 from snapaudit.run.record.ledger.store import connect_read_only
 from snapaudit.run.record.rundir import RunDir
 from snapaudit.stats import results as stats_results
@@ -34,6 +35,8 @@ class RunView:
     locks: list[dict[str, Any]] = field(default_factory=list)
     # the protocol's [judge] table when the run has a resolved protocol (kind, name, ...)
     judge: dict[str, Any] = field(default_factory=dict)
+    # the change review as its table stands now (snapaudit review), None without decisions
+    review: dict[str, Any] | None = None
 
     @property
     def states(self) -> list[str]:
@@ -99,9 +102,11 @@ def load_run(run_dir: str | Path) -> RunView:
     rd = RunDir(run_dir, read_only=True)
     root = rd.path
     results = read_results(rd.results_path)  # first: an unfinished run has none
+    review = None
     if rd.has_ledger():
         with rd:
             rd.ledger()  # every accepted cell checked against its hash and attempt
+            review = live_review(rd)
     if not rd.table("answers").exists():
         raise InputError("answer table not found: the run is not finished; run `snapaudit "
                          "run` to complete it", path=str(rd.table("answers")))
@@ -111,4 +116,5 @@ def load_run(run_dir: str | Path) -> RunView:
     gold = read_gold(gold_path, "jsonl") if gold_path.exists() else None
     return RunView(run_dir=root, results=results, answers=answers,
                    labels=labels, gold=gold, plants=_plants(root),
-                   locks=read_locks(rd.ledger_path), judge=_judge_table(root))
+                   locks=read_locks(rd.ledger_path), judge=_judge_table(root),
+                   review=review)

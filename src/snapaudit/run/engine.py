@@ -211,6 +211,7 @@ def read_gold(run: RunContext) -> list[GoldRow]:
 
 
 def _analyze(run: RunContext) -> RunOutcome:
+    from snapaudit.run.after.review_summary import review_sections
     from snapaudit.run.after.usage import usage_summary
     from snapaudit.stats.analysis import AnalysisConfig, analyze
     from snapaudit.stats.results import read_results
@@ -231,10 +232,14 @@ def _analyze(run: RunContext) -> RunOutcome:
     warnings = protocol_warnings(p, rows)
     if warnings:  # only then: results the answers agree with are unchanged
         extra["warnings"] = warnings
+    human, review = review_sections(run.rd)  # snapaudit review's labels and decisions
+    if review is not None:
+        extra["review"] = review
     if run.locked("attribution") and run.rd.results_path.exists():  # snapaudit attribute's
         previous = read_results(run.rd.results_path).extra.get("attribution")
         if previous is not None:
             extra["attribution"] = previous
-    result = replace(result, extra={**result.extra, **extra})  # typed as results.json reads
+    # typed as results.json reads
+    result = replace(result, human=human, extra={**result.extra, **extra})
     results = result.to_json()
     return RunOutcome(run.rd.write_results(results), results, result)

@@ -147,6 +147,7 @@ class AnalysisResult:
     per_question: Mapping[str, PerQuestion] = field(default_factory=dict, repr=False)
     secondary: Secondary = field(default_factory=lambda: Secondary(Resampling()))
     sample: SampleCheck | None = None
+    human: Mapping[str, Any] | None = None  # ``judges.human`` (stats.human_agreement's JSON)
     # top-level keys a writer added to the document (``usage`` of ``snapaudit run``), in order
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
@@ -167,7 +168,7 @@ class AnalysisResult:
             "transitions": _transitions_json(self.transitions),
             "overlap": self.overlap.to_json() if self.overlap else None,
             "ladder": self.ladder.to_json() if self.ladder else None,
-            "judges": self.judges.to_json() if self.judges else None,
+            "judges": _judges_json(self.judges, self.human),
             "distribution_test": (self.secondary.distribution.to_json()
                                   if self.secondary.distribution else None),
             "multiplicity": (self.secondary.multiplicity.to_json()
@@ -179,6 +180,12 @@ class AnalysisResult:
                           "small_sample": v.small_sample, "text": v.line()}
         out.update(self.extra)
         return out
+
+
+def _judges_json(j: JudgeAgreement | None, human: Mapping[str, Any] | None
+                 ) -> dict[str, object] | None:
+    out = j.to_json() if j else None
+    return out if human is None else {**(out or {}), "human": dict(human)}
 
 
 def _utility_json(u: Utility | None, sec: Secondary) -> dict[str, object] | None:

@@ -109,7 +109,9 @@ def _result(data: Mapping[str, Any]) -> AnalysisResult:
         transitions=_transitions(data.get("transitions")),
         overlap=_opt(lambda d: decode(Overlap, d), data.get("overlap")),
         ladder=_opt(lambda d: decode(Ladder, d), data.get("ladder")),
-        judges=_opt(lambda d: decode(JudgeAgreement, d), data.get("judges")),
+        judges=_opt(lambda d: decode(JudgeAgreement, d) if set(d) - {"human"} else None,
+                    data.get("judges")),
+        human=(data.get("judges") or {}).get("human"),
         secondary=secondary,
         sample=_opt(SampleCheck.from_json, data.get("sample")),
         extra={k: v for k, v in data.items() if k not in SCHEMA_KEYS})

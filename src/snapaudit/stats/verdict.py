@@ -22,6 +22,7 @@ from snapaudit.stats.power import DEFAULT_TARGET_PP, MIN_QUESTIONS, POWER, Sampl
 
 EXIT_INCOMPATIBLE = 4
 EXIT_NOT_EVALUABLE = 5
+EXIT_REGRESSIONS = 6  # --fail-on regressions: a reviewed regression stands (snapaudit review)
 
 INCOMPATIBLE = "incompatible"
 NOT_SHOWN = "excess_churn_not_shown"

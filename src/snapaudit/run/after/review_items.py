@@ -8,7 +8,7 @@ order (``A|B``, ``A|C``, ... ``B|C``, ...).
 
 A change item shows the question, the old and new state's answers by repeat and, once the
 gold is unlocked, the gold answers; ``shown_sha256`` is the SHA-256 of exactly that
-(:func:`shown_body`: the texts of the answers, the question and gold by their SHA-256),
+(:func:`shown_digest`: the texts of the answers, the question and gold by their SHA-256),
 recomputed by ``snapaudit verify`` from the artifact's locked answers.
 """
 
@@ -165,22 +165,22 @@ def label_request(question_id: str, annotator: str, question: str,
             "shown": sha256_json([question, [[a.item, a.text] for a in answers]])}
 
 
-def shown_body(question_id: str, question: str, old_state: str, new_state: str,
-               old: Sequence[str], new: Sequence[str], gold: Sequence[str] | None
-               ) -> dict[str, Any]:
-    """What :func:`shown_sha256` hashes: the question and gold by their hashes as the
+def shown_digest(question_id: str, question_sha256: str, old_state: str, new_state: str,
+                 old: Sequence[str], new: Sequence[str], gold_sha256: str | None) -> str:
+    """The hash of what a change item shows, from the question's and gold's hashes as the
     artifact keeps them (``cohort.json``'s ``sha256_text(question)``, ``gold.sha256.json``'s
     ``sha256_json(aliases)``), so ``snapaudit verify`` recomputes it with no text."""
-    return {"version": SHOWN_VERSION, "question_id": question_id,
-            "question_sha256": sha256_text(question), "old_state": old_state,
-            "new_state": new_state, "old": list(old), "new": list(new),
-            "gold_sha256": None if gold is None else sha256_json(list(gold))}
+    return sha256_json({"version": SHOWN_VERSION, "question_id": question_id,
+                        "question_sha256": question_sha256, "old_state": old_state,
+                        "new_state": new_state, "old": list(old), "new": list(new),
+                        "gold_sha256": gold_sha256})
 
 
 def shown_sha256(question_id: str, question: str, old_state: str, new_state: str,
                  old: Sequence[str], new: Sequence[str], gold: Sequence[str] | None) -> str:
-    """The hash of exactly what a change item shows."""
-    return sha256_json(shown_body(question_id, question, old_state, new_state, old, new, gold))
+    """The hash of exactly what a change item shows (:func:`shown_digest`)."""
+    return shown_digest(question_id, sha256_text(question), old_state, new_state, old, new,
+                        None if gold is None else sha256_json(list(gold)))
 
 
 def check_decision(decision: str, note: str) -> Decision:

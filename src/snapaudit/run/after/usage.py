@@ -7,7 +7,8 @@ many did). Cost uses ``[run.pricing]`` for the model that served the stage (the 
 ``answer``, the judge's generator for ``judge:<name>``), with the batch discount on the tokens
 of the attempts that went through a provider batch (their meta names the batch). Usage is
 metered, not derived from the answers: the artifact verifier does not recompute it, and it is
-not a claim.
+not a claim. The stages ``human:NAME`` (people's labels, ``snapaudit review``) make no calls
+and are left out.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.record.protocol import Protocol
+from snapaudit.stats.human import HUMAN_PREFIX
 
 
 def stage_models(protocol: Protocol) -> dict[str, str]:
@@ -34,6 +36,8 @@ def usage_summary(ledger: Ledger, protocol: Protocol) -> dict[str, Any]:
     models = stage_models(protocol)
     stages: dict[str, Any] = {}
     for stage, totals in ledger.usage_totals().items():
+        if stage.startswith(HUMAN_PREFIX):  # people's labels (snapaudit review): no calls
+            continue
         calls, reported, prompt, completion, batch_prompt, batch_completion = totals
         model = models.get(stage)
         stages[stage] = {"attempts": calls, "attempts_with_usage": reported, "model": model,
