@@ -3,8 +3,10 @@ printed once with the token, Ctrl-C stops cleanly."""
 
 from __future__ import annotations
 
+import json
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,3 +75,44 @@ def test_the_url_carries_the_token_and_ctrl_c_stops_cleanly(run: Path) -> None:
     assert code == 0, err
     assert out.strip() == "stopped"  # the URL line was read before; the token is printed once
     assert err == ""
+
+
+def _done(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The Label Studio export once a person annotated every task (same when equal)."""
+    return [{"id": i, "data": t["data"], "annotations": [{"result": [{
+        "from_name": "label", "to_name": "answer_a", "type": "choices",
+        "value": {"choices": ["same" if t["data"]["answer_a"] == t["data"]["answer_b"]
+                              else "different"]}}]}]}
+        for i, t in enumerate(tasks, start=1)]
+
+
+def test_export_and_import_go_through_the_cli(run: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "tasks.json"
+    assert exit_code(["review", str(run), "--export", "labelstudio", "--out", str(out),
+                      "--sample", "3"]) == 0
+    assert capsys.readouterr().out == f"wrote 18 tasks (labelstudio) to {out}\n"
+    tasks = json.loads(out.read_text(encoding="utf-8"))
+    done = tmp_path / "done.json"
+    done.write_text(json.dumps(_done(tasks)[:-1] + _done(tasks)[-2:-1]), encoding="utf-8")
+    assert exit_code(["review", str(run), "--import", str(done), "--annotator", "ls"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {done} task 18: question "), err
+    assert err.rstrip().endswith("is given twice (first at task 17)"), err
+    done.write_text(json.dumps(_done(tasks)), encoding="utf-8")
+    assert exit_code(["review", str(run), "--import", str(done), "--annotator", "ls"]) == 0
+    assert capsys.readouterr().out == f"imported 3 questions from {done} as judge human:ls\n"
+    expected: dict[str, dict[str, str]] = {}
+    for t in _done(tasks):
+        expected.setdefault(t["data"]["question_id"], {})[t["data"]["pair"]] = \
+            t["annotations"][0]["result"][0]["value"]["choices"][0]
+    app = App(run, "--label", "--sample", "3", "--annotator", "ls")
+    try:
+        assert app.saved() == expected
+        assert raw(app, "GET", "/api/progress")[2]["labels_locked"] is True
+    finally:
+        app.stop()
+    assert exit_code(["review", str(run), "--export", "argilla", "--out",
+                      str(tmp_path / "records.jsonl"), "--sample", "2"]) == 0
+    assert capsys.readouterr().out.startswith("wrote 12 tasks (argilla) to ")
+    assert len((tmp_path / "records.jsonl").read_text(encoding="utf-8").splitlines()) == 12

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import click
 
@@ -74,7 +75,8 @@ def _exchange(run_dir: Path, annotator: str, sample: int | None, fmt: str | None
         check_output_path(out, "--out")
         from snapaudit.run.after.label_exchange import export_tasks
 
-        kind = "labelstudio" if fmt == "labelstudio" else "argilla"
+        kind: Literal["labelstudio", "argilla"] = (
+            "labelstudio" if fmt == "labelstudio" else "argilla")
         n = export_tasks(run_dir, kind, out, sample=sample)
         click.echo(f"wrote {n} tasks ({fmt}) to {out}")
         return
