@@ -245,6 +245,10 @@ def test_hostile_answers_stay_inert(tmp_path: Path, chromium: str, apps: list[Ap
         page.key("Enter")
         page.wait("document.querySelector('#item p.saved').textContent.indexOf('see q3')>0")
         assert page.errors == []
+        page.reload()
+        _ready(page)
+        assert page.eval(PROGRESS) == "6 / 6 reviewed"
+        assert page.eval("document.querySelectorAll('#list button.done').length") == 6
         page = browser.page(label.url)
         _ready(page)
         for _ in range(6):
@@ -273,3 +277,36 @@ def test_long_answers_show_a_word_diff(tmp_path: Path, chromium: str, apps: list
         assert runs == ["DEL:northern", "INS:western", "DEL:three", "INS:four"]
         assert page.eval("document.querySelectorAll('#item .cols .answer').length") == 2
         assert page.errors == []
+
+
+def test_labels_accepted_elsewhere_are_not_overwritten(tmp_path: Path, chromium: str,
+                                                      apps: list[App]) -> None:
+    from snapaudit.run.after.review import ReviewSession
+
+    run = build_run(tmp_path / "world")
+    app = App(run, "--label", "--sample", "3", "--annotator", "ivy")
+    apps.append(app)
+    with Browser(chromium, tmp_path / "profile") as browser:
+        page = browser.page(app.url)
+        _ready(page)
+        qid = page.eval(CURRENT)
+        # meanwhile another window of the same annotator saved this question: all unsure
+        with ReviewSession.open(run, "ivy", sample=3) as other:
+            item = next(i for i in other.label_items() if i.question_id == qid)
+            other.save_labels(qid, dict.fromkeys(item.pairs, "unsure"))
+        _label_current(page)
+        status = page.wait("document.getElementById('status').className==='err'&&"
+                           "document.getElementById('status').textContent")
+        assert status.startswith(f"not saved ({qid}): question {qid}: labels of ivy were "
+                                 "already accepted and cannot be changed"), status
+        # the page then shows what the run holds, without a reload
+        page.wait(f"{PROGRESS}==='1 / 3 labelled'")
+        assert page.eval(CURRENT) == qid
+        assert set(page.eval(SHOWN).values()) == {"unsure"}
+        page.reload()
+        _ready(page)
+        page.click(f'#list button[data-qid="{qid}"]')
+        page.wait(f"{CURRENT}==={json.dumps(qid)}")
+        assert set(page.eval(SHOWN).values()) == {"unsure"}
+        # the 409 of the refused save is the only error the page saw
+        assert all("409" in e for e in page.errors), page.errors

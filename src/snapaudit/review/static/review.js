@@ -34,7 +34,7 @@ function api(method,path,body){
   if(body!==undefined){opts.body=JSON.stringify(body);}
   return fetch(path,opts).then(function(r){
     return r.json().then(function(j){
-      if(!r.ok){throw new Error(j.error||('HTTP '+r.status));}
+      if(!r.ok){var e=new Error(j.error||('HTTP '+r.status)); e.status=r.status; throw e;}
       return j;
     });
   });
@@ -216,7 +216,13 @@ function saveLabels(it){
     render();
   },function(err){
     S.pending[qid]=false; say('not saved ('+qid+'): '+err.message,true);
+    if(err.status===409){delete S.drafts[qid]; refresh();}
   });
+}
+function refresh(){
+  // what the run holds now (a 409: saved elsewhere, or locked); the message stays shown
+  api('GET','/api/items').then(function(j){S.items=j.items; S.progress=j.progress; render();},
+    function(err){say('cannot load: '+err.message,true);});
 }
 function replace(item){
   S.items.forEach(function(x,i){if(x.question_id===item.question_id){S.items[i]=item;}});
@@ -244,7 +250,10 @@ function saveDecision(it,dec){
     shown_sha256:it.shown_sha256}).then(function(j){
     replace(j.item); S.progress=j.progress; delete S.decision[qid];
     say('saved '+qid+': '+DECISION_NAMES[dec]); render();
-  },function(err){say('not saved ('+qid+'): '+err.message,true); render();});
+  },function(err){
+    say('not saved ('+qid+'): '+err.message,true);
+    if(err.status===409){refresh();}else{render();}
+  });
 }
 
 // ---- keys
