@@ -72,6 +72,7 @@ class FakeSession:
         """``questions``: id -> (question, old answers, new answers)."""
         self.annotator = annotator
         self.closed = False
+        self.broken: Exception | None = None  # raised by progress() when set
         self._lock = threading.Lock()
         self.locked = False
         self.labels: dict[str, Label] = {}
@@ -123,6 +124,8 @@ class FakeSession:
             return saved
 
     def progress(self) -> Counts:
+        if self.broken is not None:
+            raise self.broken
         return Counts(sum(i.saved is not None for i in self.labels.values()), len(self.labels),
                       self.locked, sum(c.decision is not None for c in self.changes.values()),
                       len(self.changes))

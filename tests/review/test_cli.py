@@ -63,6 +63,7 @@ def test_an_unlocked_run_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert err.startswith("error: the run's answer and semantic stages are not locked yet")
 
 
+@pytest.mark.slow
 def test_the_url_carries_the_token_and_ctrl_c_stops_cleanly(run: Path) -> None:
     app = App(run, "--annotator", "hana", "--port", "0")
     try:
@@ -86,6 +87,7 @@ def _done(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for i, t in enumerate(tasks, start=1)]
 
 
+@pytest.mark.slow
 def test_export_and_import_go_through_the_cli(run: Path, tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "tasks.json"

@@ -189,3 +189,19 @@ def test_a_taken_port_is_a_config_error_and_closes_the_session(session: FakeSess
         server.shutdown()
         server.close()
     assert other.closed
+
+
+def test_an_unexpected_error_is_one_line_and_500(session: FakeSession,
+                                                 capfd: pytest.CaptureFixture[str]) -> None:
+    server = serve(session, label=False)
+    try:
+        session.broken = RuntimeError("disk on fire")
+        status, _, value = raw(server, "GET", "/api/progress")
+        session.broken = None
+        assert raw(server, "GET", "/api/progress")[0] == 200  # the server lives on
+    finally:
+        server.shutdown()
+        server.close()
+    assert (status, value) == (500, {"error": "internal error: RuntimeError: disk on fire"})
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""  # nothing printed

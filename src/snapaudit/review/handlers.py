@@ -15,7 +15,7 @@ re-points a DNS name at 127.0.0.1 sends its own host name) and it carries the se
 POST bodies are JSON (``Content-Type: application/json``) of at most :data:`MAX_BODY` bytes
 (413 above, 411 without a length, 415 for another type, 400 when not a JSON object of the
 route's shape). Library errors: ConfigError and InputError -> 400, IntegrityError and
-LockError -> 409, with ``{"error": message}``.
+LockError -> 409, any other error 500, with ``{"error": message}``.
 """
 
 from __future__ import annotations
@@ -84,6 +84,10 @@ class ReviewHandler(BaseHTTPRequestHandler):
             self._json(409, {"error": str(exc)})
         except SnapauditError as exc:
             self._json(400, {"error": str(exc)})
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the browser went away mid-answer
+        except Exception as exc:  # a bug: one line for the page, never a traceback
+            self._json(500, {"error": f"internal error: {type(exc).__name__}: {exc}"})
 
     def _route(self, method: str, path: str) -> None:
         data = self.server.data
@@ -208,6 +212,9 @@ class ReviewServer(ThreadingHTTPServer):
     def url(self) -> str:
         """The URL to open, with the token (print it once)."""
         return f"http://{HOST}:{self.port}/?token={self.token.value}"
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return None  # a connection that broke mid-request: nothing to print (library code)
 
     def close(self) -> None:
         """Stop listening and close the session (after ``shutdown()`` if it was serving)."""
