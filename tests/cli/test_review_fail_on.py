@@ -37,11 +37,13 @@ def test_report_exits_6_while_a_regression_stands(built: Path, tmp_path: Path) -
     assert exit_code(report) == 0
 
 
-def test_run_exits_6_after_re_analysis(built: Path, tmp_path: Path) -> None:
+def test_run_exits_6_after_re_analysis(built: Path, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
     run = copy_run(built, tmp_path)
     _decide(run, "alice", "regression")
     argv = ["run", str(built.parent / "protocol.toml"), "--run-dir", str(run), "--progress",
             "silent"]
     assert exit_code([*argv, "--fail-on", "regressions"]) == 6
+    assert "1 regression(s)" in capsys.readouterr().out  # the summary's review line
     assert exit_code([*argv, "--fail-on", "incompatible"]) == 0
     assert exit_code(argv) == 0

@@ -43,6 +43,8 @@ def _qids(run: Path) -> list[str]:
 def test_open_refuses_a_bad_annotator_and_an_unlocked_run(run: Path, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="annotator 'a b' may only use"):
         ReviewSession.open(run, "a b")
+    with pytest.raises(ConfigError, match="at least 1 question, not 0"):
+        ReviewSession.open(run, "alice", sample=0)
     bare = tmp_path / "bare"
     bare.mkdir()
     Ledger(bare / "ledger.sqlite").close()
@@ -200,3 +202,43 @@ def test_the_review_lists_what_the_comparison_view_lists(run: Path) -> None:
     view = comparison(load_run(run))
     with ReviewSession.open(run, "alice") as s:
         assert [c.question_id for c in s.change_items()] == [r.id for r in view.rows]
+
+
+_WRITER = """
+import sys
+from pathlib import Path
+from snapaudit.run.after.review import ReviewSession
+run, annotator = Path(sys.argv[1]), sys.argv[2]
+with ReviewSession.open(run, annotator, sample=8) as s:
+    items = s.change_items()
+    for k in range(6):
+        c = items[k % len(items)]
+        s.save_decision(c.question_id, ("regression", "neutral")[k % 2], f"{annotator} {k}",
+                        c.shown_sha256)
+    for item in s.label_items():
+        s.save_labels(item.question_id, dict.fromkeys(item.pairs, "same"))
+"""
+
+
+@pytest.mark.slow
+def test_processes_write_reviews_at_once_and_lose_nothing(run: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(run), name], env=env)
+             for name in ("p1", "p2", "p3")]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
+    store = ReviewStore(run / "ledger.sqlite")
+    try:
+        rows = store.decisions()
+    finally:
+        store.close()
+    check_decision_chain(rows)  # one chain, whatever the interleaving
+    assert sorted((r.annotator, r.note) for r in rows) == sorted(
+        (name, f"{name} {k}") for name in ("p1", "p2", "p3") for k in range(6))
+    n = len(audit_sample(_qids(run), 8, seed=7))
+    for name in ("p1", "p2", "p3"):
+        assert query(run / "ledger.sqlite", "SELECT COUNT(*) FROM cells WHERE stage=?",
+                     (f"human:{name}",)) == [(n,)]

@@ -85,3 +85,18 @@ def test_unfinished_labels_stay_out_of_the_results(run: Path) -> None:
         s.save_labels(item.question_id, dict.fromkeys(item.pairs, "same"))
     out = reanalyze(run, SilentProgress()).results
     assert out == before and "review" not in out and "human" not in (out["judges"] or {})
+
+
+def test_a_save_killed_mid_way_keeps_the_lock_valid(run: Path) -> None:
+    from snapaudit.run.record.ledger import Ledger
+
+    with ReviewSession.open(run, "alice", sample=3) as s:
+        first, second = s.label_items()[:2]
+        s.save_labels(first.question_id, dict.fromkeys(first.pairs, "same"))
+        with Ledger(run / "ledger.sqlite") as ledger:  # a save killed after its attempt row
+            ledger.begin_attempt("human:alice", second.question_id, "0" * 64)
+        s.finish_labels()
+    out = reanalyze(run, SilentProgress()).results  # marks that attempt interrupted
+    assert out["judges"]["human"]["judges"]["human:alice"]["questions"] == 1
+    with ReviewSession.open(run, "alice", sample=3) as again:
+        assert again.label_items()[0].saved == dict.fromkeys(first.pairs, "same")

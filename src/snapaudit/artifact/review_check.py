@@ -8,7 +8,7 @@ every stage. ``verify`` then checks, with no text and no network:
 * the decision rows form their hash chain, each is bound to the artifact's semantic lock,
   and each ``shown_sha256`` equals the hash of the locked answers it names (the question and
   gold by the artifact's own hashes of them);
-* each label lock's content hash equals the hash of its stage's exported cells and attempts;
+* each label lock's content hash equals the hash of its stage's exported cells;
 * ``results.json`` ``review`` equals the summary recomputed over the decision chain's prefix
   it names, and ``judges.human`` is recomputed (its numbers are claims).
 """
@@ -22,10 +22,15 @@ from typing import Any
 
 from snapaudit.artifact.safety import load_json, load_jsonl, stage_content
 from snapaudit.errors import IntegrityError
-from snapaudit.hashing import canonical_json, sha256_json
+from snapaudit.hashing import canonical_json
 from snapaudit.run.after.review_items import decode_human, shown_digest
 from snapaudit.run.after.review_summary import review_summary
-from snapaudit.run.record.review_store import DecisionRow, LabelLock, check_decision_chain
+from snapaudit.run.record.review_store import (
+    DecisionRow,
+    LabelLock,
+    check_decision_chain,
+    label_lock_content,
+)
 from snapaudit.stats.changes import listed_questions
 from snapaudit.stats.human_agreement import human_judges
 from snapaudit.stats.kernels import AnswerGrid, ExactKernel, Kernel, SemanticKernel
@@ -85,7 +90,7 @@ def _human(root: Path, locks: Sequence[LabelLock], failures: list[str]
            ) -> dict[str, list[Any]]:
     out: dict[str, list[Any]] = {}
     for lock in locks:
-        if sha256_json(stage_content(root, lock.stage)) != lock.content_sha256:
+        if label_lock_content(stage_content(root, lock.stage)) != lock.content_sha256:
             failures.append(f"review: the labels of {lock.stage} differ from their lock")
             continue
         name = lock.stage.replace(":", "_")

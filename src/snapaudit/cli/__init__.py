@@ -69,7 +69,8 @@ def cli(ctx: click.Context) -> None:
 
     Verdicts: INCOMPATIBLE (excess churn established), EXCESS CHURN NOT SHOWN (not proof of
     compatibility), NOT EVALUABLE. Exit codes: 0 success, 2 bad input or options, 3 verify
-    found claims that do not reproduce, 4 `run --fail-on incompatible` and INCOMPATIBLE.
+    found claims that do not reproduce, 4 `run --fail-on incompatible` and INCOMPATIBLE, 5 and
+    NOT EVALUABLE, 6 `run|report --fail-on regressions` and a reviewed regression stands.
     """
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())

@@ -160,6 +160,12 @@ def results_summary(results: AnalysisResult) -> str:
         lines.append(f"EM change {results.utility.em_delta:+.2f} pp")
     lines += [f"Warning ({w.get('code')}): {w.get('message')}"
               for w in results.extra.get("warnings") or [] if isinstance(w, Mapping)]
+    review = results.extra.get("review")
+    if isinstance(review, Mapping):
+        lines.append(f"Review: {review.get('reviewed')} of {review.get('changed')} changed "
+                     f"questions reviewed; {review.get('regressions')} regression(s), "
+                     f"{review.get('improvements')} improvement(s), {review.get('neutral')} "
+                     f"neutral, {review.get('unclear')} unclear")
     return "\n".join(lines) + "\n"
 
 

@@ -41,7 +41,12 @@ from snapaudit.run.after.review_items import (
     saved_labels,
 )
 from snapaudit.run.after.review_run import ChangeRow, LockedRun, bound_hash
-from snapaudit.run.record.review_store import DecisionRow, LabelLock, ReviewStore
+from snapaudit.run.record.review_store import (
+    DecisionRow,
+    LabelLock,
+    ReviewStore,
+    label_lock_content,
+)
 from snapaudit.run.record.rundir import RunDir
 from snapaudit.stats.human import Label, human_judge
 
@@ -79,6 +84,8 @@ class ReviewSession:
     def open(cls, run_dir: Path, annotator: str, *, sample: int | None = None
              ) -> ReviewSession:
         check_annotator(annotator)
+        if sample is not None and sample < 1:
+            raise ConfigError(f"the label sample needs at least 1 question, not {sample}")
         rd = RunDir(run_dir, read_only=True)  # no directory lock; writes go through SQLite
         if not rd.has_ledger():
             raise ConfigError(f"{run_dir}: no ledger.sqlite: not a snapaudit run directory")
@@ -174,9 +181,9 @@ class ReviewSession:
             cells = self._cells()
             if not cells:
                 raise ConfigError(f"{self.annotator} has no accepted labels to finish")
-            content = self._rd.ledger().content_hashes(self.stage)
+            content = label_lock_content(self._rd.ledger().content_hashes(self.stage))
             self._store.add_label_lock(LabelLock(self.annotator, self.stage, self._run.bound,
-                                                 sha256_json(content), len(cells), now_utc()))
+                                                 content, len(cells), now_utc()))
 
     # ------------------------------------------------------------ change review
 

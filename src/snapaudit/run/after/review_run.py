@@ -75,6 +75,7 @@ class LockedRun:
     primary_labels: list[PairLabel]
     gold: dict[str, tuple[str, ...]] | None
     _by_q: dict[str, list[PairLabel]] = field(default_factory=dict, repr=False)
+    _changes: list[ChangeRow] | None = field(default=None, repr=False)
 
     @classmethod
     def load(cls, rd: RunDir) -> LockedRun:
@@ -99,6 +100,7 @@ class LockedRun:
         gold_locked = any(rec["stage"] == "gold" for rec, _ in self.rd.ledger().locks())
         path = self.rd.table("gold")
         self.gold = read_gold(path, "jsonl") if gold_locked and path.exists() else None
+        self._changes = None
 
     # ------------------------------------------------------------ blind labels
 
@@ -136,12 +138,16 @@ class LockedRun:
         return ExactKernel(grid, normalizer(self.benchmark))
 
     def changes(self) -> list[ChangeRow]:
-        """Every question the comparison view lists, largest |D_i| first, then by id."""
+        """Every question the comparison view lists, largest |D_i| first, then by id (kept
+        until the gold is read again)."""
+        if self._changes is not None:
+            return self._changes
         grid = self.grid()
         listed = listed_questions(grid, self.kernel(grid), self.old, self.new,
                                   normalizer(self.benchmark))
         rows = [self.change_row(grid, qid, d) for qid, d in listed]
         rows.sort(key=lambda r: (-abs(r.d_i), r.question_id))
+        self._changes = rows
         return rows
 
     def change_row(self, grid: AnswerGrid, qid: str, d_i: float) -> ChangeRow:

@@ -19,11 +19,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from snapaudit.errors import IntegrityError
-from snapaudit.hashing import sha256_json
 from snapaudit.run.after.review_items import DECISIONS, decode_human
 from snapaudit.run.after.review_run import LockedRun
 from snapaudit.run.record.ledger import Ledger
-from snapaudit.run.record.review_store import DecisionRow, LabelLock, check_decision_chain
+from snapaudit.run.record.review_store import (
+    DecisionRow,
+    LabelLock,
+    check_decision_chain,
+    label_lock_content,
+)
 from snapaudit.run.record.rundir import RunDir
 from snapaudit.stats.human import HumanLabel
 from snapaudit.stats.human_agreement import human_judges
@@ -76,7 +80,7 @@ def human_labels(ledger: Ledger, locks: Sequence[LabelLock]) -> dict[str, list[H
     """The labels of every locked human judge, each stage checked against its lock."""
     out: dict[str, list[HumanLabel]] = {}
     for lock in locks:
-        if sha256_json(ledger.content_hashes(lock.stage)) != lock.content_sha256:
+        if label_lock_content(ledger.content_hashes(lock.stage)) != lock.content_sha256:
             raise IntegrityError(f"the labels of {lock.stage} changed after they were locked")
         out[lock.stage] = [x for c in ledger.cells(lock.stage)
                            for x in decode_human(c.payload, lock.stage)]

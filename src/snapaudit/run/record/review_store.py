@@ -11,8 +11,8 @@ the run directory's lock: several processes may write at once, each in its own
   the stored hash of the semantic lock, which chains to the answer lock) and a hash chain
   over the rows (``row_sha256`` of the row's fields and the previous row's hash), so an
   edited, dropped or reordered row is found by :func:`check_decision_chain`.
-* ``review_label_locks``: one row per annotator who finished labelling (the ``human:NAME``
-  stage's content hashes when they said done).
+* ``review_label_locks``: one row per annotator who finished labelling (the hash of the
+  ``human:NAME`` stage's accepted cells when they said done, :func:`label_lock_content`).
 """
 
 from __future__ import annotations
@@ -102,6 +102,12 @@ class LabelLock:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LabelLock:
         return cls(**{k: data[k] for k in cls.__slots__})
+
+
+def label_lock_content(hashes: dict[str, str]) -> str:
+    """What a label lock binds of a stage's content hashes: its accepted cells (immutable),
+    not its attempts (a later run marks a killed save's unfinished attempt interrupted)."""
+    return sha256_json({k: hashes[k] for k in ("cells_sha256", "n_cells")})
 
 
 def check_decision_chain(rows: Sequence[DecisionRow]) -> None:
