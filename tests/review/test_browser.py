@@ -160,8 +160,12 @@ def test_two_annotators_labelling_at_once_lose_nothing(tmp_path: Path, chromium:
     assert again.saved() == pressed["bob"]
 
 
+@pytest.mark.parametrize("frozen", [True, False], ids=["request-in-flight", "at-random"])
 def test_a_server_killed_mid_save_and_restarted_loses_no_accepted_label(
-        tmp_path: Path, chromium: str, apps: list[App]) -> None:
+        tmp_path: Path, chromium: str, apps: list[App], frozen: bool) -> None:
+    """frozen: the server is stopped (SIGSTOP) before the last key, so the save is sent and
+    is surely in flight when SIGKILL comes; otherwise SIGKILL follows the last key at once
+    (the save may be anywhere: not sent, half done or accepted)."""
     run = build_run(tmp_path / "world")
     args = ("--label", "--sample", "4", "--annotator", "dana")
     first = App(run, *args)
@@ -174,7 +178,12 @@ def test_a_server_killed_mid_save_and_restarted_loses_no_accepted_label(
             qid, labels = _label_current(page)
             accepted[qid] = labels
             _wait_saved(page, n, 4)
+        if frozen:
+            first.proc.send_signal(signal.SIGSTOP)
         in_flight, labels = _label_current(page)  # the last key sends the save ...
+        if frozen:
+            page.wait(f"document.getElementById('status').textContent==="
+                      f"{json.dumps(f'saving {in_flight}…')}")
         first.proc.send_signal(signal.SIGKILL)  # ... and the server dies under it
         first.proc.wait(timeout=10)
         second = App(run, *args)
@@ -184,6 +193,8 @@ def test_a_server_killed_mid_save_and_restarted_loses_no_accepted_label(
         saved = second.saved()
         assert {q: saved[q] for q in accepted} == accepted
         assert saved[in_flight] in (None, labels)  # all of the question or nothing
+        if frozen:
+            assert saved[in_flight] is None  # never received: not accepted, labelled again
         print(f"{in_flight} at the kill: {'accepted' if saved[in_flight] else 'not accepted'}")
         done = sum(v is not None for v in saved.values())
         assert page.eval(PROGRESS) == f"{done} / 4 labelled"
