@@ -64,25 +64,38 @@ def test_the_page_takes_the_token_from_the_url_then_the_cookie(server: ReviewSer
     assert raw(server, "GET", f"/api/items?token={server.token.value}", token=False)[0] == 403
 
 
+def test_a_refused_body_is_never_read_as_the_next_request(server: ReviewServer) -> None:
+    # kept alive, an unread body would be parsed as the next request's first line
+    for headers, token in (({}, False), ({"Content-Type": "text/plain"}, True)):
+        status, sent, _ = raw(server, "POST", "/api/nowhere" if token else _route(server),
+                              b"GET / HTTP/1.1", headers, token=token)
+        assert status in (403, 404) and sent.get("connection") == "close"
+
+
 def test_an_oversize_body_is_refused_with_413(server: ReviewServer) -> None:
     big = json.dumps({"question_id": "q001", "note": "x" * MAX_BODY}).encode()
-    status, headers, value = raw(server, "POST", "/api/decisions", big)
+    status, headers, value = raw(server, "POST", _route(server), big)
     assert status == 413 and "bytes" in value["error"]
     assert headers.get("connection") == "close"
     # a body that claims more than the limit is refused before it is read
-    assert raw(server, "POST", "/api/labels", b"{}",
+    assert raw(server, "POST", _route(server), b"{}",
                {"Content-Length": str(MAX_BODY + 1)})[0] == 413
+
+
+def _route(server: ReviewServer) -> str:
+    """A POST route the server's mode serves."""
+    return "/api/labels" if server.data.mode == "label" else "/api/decisions"
 
 
 @pytest.mark.parametrize("body", [b"{", b"\xff\xfe", b"[1, 2]", b'"text"', b"nul"])
 def test_a_body_that_is_not_a_json_object_is_400(server: ReviewServer, body: bytes) -> None:
-    status, _, value = raw(server, "POST", "/api/labels", body)
+    status, _, value = raw(server, "POST", _route(server), body)
     assert status == 400
     assert "JSON" in value["error"]
 
 
 def test_a_body_that_is_not_declared_json_is_415(server: ReviewServer) -> None:
-    status, _, _ = raw(server, "POST", "/api/finish", b"{}", {"Content-Type": "text/plain"})
+    status, _, _ = raw(server, "POST", _route(server), b"{}", {"Content-Type": "text/plain"})
     assert status == 415
 
 
@@ -118,6 +131,9 @@ def test_label_saves_and_the_library_errors_map_to_400_and_409(session: FakeSess
                                                         "labels": {"A|B": "same"}})
         assert (status, value["error"]) == (409, "the labels of ann are locked")
         assert raw(server, "GET", "/api/progress")[2]["labels_locked"] is True
+        # label mode serves no change item (it would show states and gold)
+        status, _, value = post(server, "/api/decisions", {"question_id": "q001"})
+        assert (status, value["error"]) == (404, "/api/decisions is not served in label mode")
     finally:
         server.shutdown()
         server.close()
@@ -144,6 +160,9 @@ def test_decisions_need_the_shown_hash(session: FakeSession) -> None:
         assert value["item"]["decision"]["decision"] == "regression"
         assert value["item"]["decision"]["note"] == "worse"
         assert value["progress"]["reviewed"] == 1 and value["progress"]["changed"] == 2
+        for path in ("/api/labels", "/api/finish"):
+            assert post(server, path, {})[:1] == (404,)
+        assert not session.locked
     finally:
         server.shutdown()
         server.close()

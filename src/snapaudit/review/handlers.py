@@ -8,9 +8,9 @@ re-points a DNS name at 127.0.0.1 sends its own host name) and it carries the se
     GET  /                the page (the token may come in the URL's ``?token=`` here only)
     GET  /api/items       the items of the session's mode and the progress
     GET  /api/progress    the progress counts
-    POST /api/labels      {"question_id", "labels": {"A|B": "same", ...}}
-    POST /api/decisions   {"question_id", "decision", "note", "shown_sha256"}
-    POST /api/finish      {} : the annotator's lock of their labels
+    POST /api/labels      {"question_id", "labels": {"A|B": "same", ...}}   (label mode)
+    POST /api/decisions   {"question_id", "decision", "note", "shown_sha256"}  (change mode)
+    POST /api/finish      {} : the annotator's lock of their labels        (label mode)
 
 POST bodies are JSON (``Content-Type: application/json``) of at most :data:`MAX_BODY` bytes
 (413 above, 411 without a length, 415 for another type, 400 when not a JSON object of the
@@ -64,6 +64,7 @@ class ReviewHandler(BaseHTTPRequestHandler):
         self._dispatch("OPTIONS")
 
     def _dispatch(self, method: str) -> None:
+        self._read = False  # the body is read only on a route that takes one
         path = self.path.split("?", 1)[0]
         if not self._host_ok():
             self._json(403, {"error": "unknown Host header"})
@@ -92,7 +93,10 @@ class ReviewHandler(BaseHTTPRequestHandler):
     def _route(self, method: str, path: str) -> None:
         data = self.server.data
         gets = {"/api/items": data.items, "/api/progress": data.progress}
-        if method == "GET" and path == "/":
+        other = {"label": {"/api/decisions"}, "change": {"/api/labels", "/api/finish"}}
+        if path in other[data.mode]:  # label mode never shows states, answers by state or gold
+            self._json(404, {"error": f"{path} is not served in {data.mode} mode"})
+        elif method == "GET" and path == "/":
             self._page()
         elif method == "GET" and path in gets:
             self._json(200, gets[path]())
@@ -129,10 +133,10 @@ class ReviewHandler(BaseHTTPRequestHandler):
             raise BadRequest(411, "a Content-Length is required")
         size = int(length)
         if size > MAX_BODY:
-            self.close_connection = True
             raise BadRequest(413, f"the body is over {MAX_BODY} bytes")
         kind = self.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
         raw = self.rfile.read(size)
+        self._read = True
         if kind != "application/json":
             raise BadRequest(415, "the body must be application/json")
         try:
@@ -158,6 +162,9 @@ class ReviewHandler(BaseHTTPRequestHandler):
     def _json(self, status: int, value: Any) -> None:
         body = json.dumps(value, ensure_ascii=True).encode()
         self._headers(status, "application/json", len(body))
+        if not self._read and self.headers.get("Content-Length", "0").strip() not in ("", "0"):
+            # a body left unread would be taken for the next request on this connection
+            self.close_connection = True
         if self.close_connection:
             self.send_header("Connection", "close")
         self.end_headers()
