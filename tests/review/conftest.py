@@ -89,7 +89,8 @@ def post(server: Target, path: str, value: Any, **kw: Any) -> Reply:
 
 # ---- real runs (a Python system, the rule judge: under a second to build) and the CLI app
 
-def build_run(root: Path, target: str = "planted", n: int = 6) -> Path:
+def build_run(root: Path, target: str = "planted", n: int = 6,
+              judge: str = 'kind = "rule"\nname = "rule"') -> Path:
     """A finished run (states old/new x 2 repeats, ``n`` questions, the rule judge, gold
     unlocked) whose answers are ``tests.fakes.review_answers:<target>``."""
     from snapaudit.progress import SilentProgress
@@ -99,7 +100,7 @@ def build_run(root: Path, target: str = "planted", n: int = 6) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     write_world(root, n=n)
     text = (python_protocol_text(f'target = "tests.fakes.review_answers:{target}"')
-            .replace("size = 6", f"size = {n}") + '\n[judge]\nkind = "rule"\nname = "rule"\n')
+            .replace("size = 6", f"size = {n}") + f"\n[judge]\n{judge}\n")
     run_protocol_file(save_protocol(root, text), root / "run", [], SilentProgress())
     return root / "run"
 

@@ -64,6 +64,15 @@ def test_an_unlocked_run_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 @pytest.mark.slow
+def test_a_run_without_a_primary_judge_has_nothing_to_label(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = build_run(tmp_path / "world", judge='kind = "none"')
+    assert exit_code(["review", str(run), "--no-open", "--label"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""  # no URL was printed
+    assert err.startswith("error: the run has no labels of a primary judge"), err
+
+
 def test_the_url_carries_the_token_and_ctrl_c_stops_cleanly(run: Path) -> None:
     app = App(run, "--annotator", "hana", "--port", "0")
     try:

@@ -57,4 +57,9 @@ def open_review(config: ReviewConfig,
     mode: Mode = "label" if config.label else "change"
     data = ReviewData(lambda: opener(config.run_dir, config.annotator, config.sample),
                       mode=mode, annotator=config.annotator)
+    try:
+        data.items()  # what the page will ask first: refused now, before a URL is printed
+    except BaseException:
+        data.close()
+        raise
     return serve_data(data, config.port)
