@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cdp import Browser, Page
+from tests.helpers.cli import exit_code
 from tests.review.conftest import App, build_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -273,6 +274,9 @@ def test_hostile_answers_stay_inert(tmp_path: Path, chromium: str, apps: list[Ap
                     "\\u202eevil\\u202c after \\u2066isolate\\u2069 \\x1b[31mred"):
         assert hostile in text  # shown, as text, with the bidi controls written out
     assert "\u202e" not in text
+    # the decisions made by keys are what the release gate reads: regressions stand -> 6
+    assert exit_code(["report", str(run), "--fail-on", "regressions"]) == 6
+    assert "Reviewed regressions" in (run / "report.md").read_text(encoding="utf-8")
 
 
 def test_long_answers_show_a_word_diff(tmp_path: Path, chromium: str, apps: list[App]) -> None:
