@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -165,10 +166,16 @@ class Page:
         return out
 
     def goto(self, url: str) -> None:
-        self.call("Page.navigate", {"url": url})
+        """Navigate; return once the new document exists (not the old one unloading)."""
+        self._anew(lambda: self.call("Page.navigate", {"url": url}))
 
     def reload(self) -> None:
-        self.call("Page.reload", {"ignoreCache": True})
+        self._anew(lambda: self.call("Page.reload", {"ignoreCache": True}))
+
+    def _anew(self, go: Callable[[], object]) -> None:
+        before = self.eval("performance.timeOrigin")
+        go()
+        self.wait(f"performance.timeOrigin!=={json.dumps(before)}&&document.body!==null")
 
     def eval(self, expression: str) -> Any:
         """The value of ``expression`` in the page (read the DOM with it; change nothing)."""
