@@ -12,7 +12,7 @@ var DECISION_KEYS={r:'regression',i:'improvement',n:'neutral',c:'unclear'};
 var DECISION_NAMES={regression:'regression',improvement:'improvement',neutral:'neutral',
   unclear:"can't tell"};
 var S={items:[],cur:0,pair:0,drafts:{},groups:{},pending:{},progress:null,filter:'',
-  decision:{},armed:false};
+  decision:{},armed:false,listKey:null};
 var listEl=document.getElementById('list'), itemEl=document.getElementById('item');
 var statusEl=document.getElementById('status'), search=document.getElementById('search');
 var helpEl=document.getElementById('help');
@@ -83,13 +83,21 @@ function renderProgress(){
     :(p.reviewed+' / '+p.changed+' reviewed');
 }
 function renderList(){
-  listEl.textContent='';
-  visible().forEach(function(i){
-    var it=S.items[i], b=el('button',(i===S.cur?'cur ':'')+(done(it)?'done':''),it.question_id);
-    b.type='button'; b.setAttribute('data-i',String(i));
-    b.setAttribute('data-qid',it.question_id);
-    b.addEventListener('click',function(){select(i,0);});
-    listEl.appendChild(b);
+  // rebuilt only when the search or the items change; a move only updates two classes
+  var key=S.filter+'\n'+S.items.length;
+  if(key!==S.listKey){
+    S.listKey=key; listEl.textContent='';
+    visible().forEach(function(i){
+      var it=S.items[i], b=el('button','',it.question_id);
+      b.type='button'; b.setAttribute('data-i',String(i));
+      b.setAttribute('data-qid',it.question_id);
+      b.addEventListener('click',function(){select(i,0);});
+      listEl.appendChild(b);
+    });
+  }
+  Array.prototype.forEach.call(listEl.children,function(b){
+    var i=Number(b.getAttribute('data-i')), cls=(i===S.cur?'cur ':'')+(done(S.items[i])?'done':'');
+    if(b.className!==cls){b.className=cls; if(i===S.cur){b.scrollIntoView({block:'nearest'});}}
   });
 }
 function labelsOf(it){return it.saved||S.drafts[it.question_id]||{};}
@@ -221,7 +229,9 @@ function saveLabels(it){
 }
 function refresh(){
   // what the run holds now (a 409: saved elsewhere, or locked); the message stays shown
-  api('GET','/api/items').then(function(j){S.items=j.items; S.progress=j.progress; render();},
+  api('GET','/api/items').then(function(j){
+    S.items=j.items; S.progress=j.progress; S.listKey=null; render();
+  },
     function(err){say('cannot load: '+err.message,true);});
 }
 function replace(item){
