@@ -8,7 +8,9 @@ neither states a planted fact, ``same`` if their normalized texts are equal, els
 ``unsure``. The labels go through :class:`snapaudit.run.after.review.ReviewSession` (judge
 ``human:oracle``, on a copy of the run) and are compared with the run's primary judge by
 :mod:`snapaudit.stats.human_agreement` (agreement, Cohen's kappa, identical partitions,
-question-cluster intervals, D under each). Usage::
+question-cluster intervals, D under each). The sample then goes through a Label Studio export
+and re-import (the oracle's choices filled in as Label Studio's export writes them), which
+must give exactly the same labels. Usage::
 
     snapaudit demo --out DEMO                    # the embedded world on the local generator
     python scripts/human_vs_rule.py DEMO [--sample N]
@@ -104,6 +106,28 @@ def measure(run_dir: Path, plants_path: Path, gold_path: Path, sample: int | Non
     return out
 
 
+def label_studio_round_trip(run_dir: Path, sample: int | None, tmp: Path) -> int:
+    """Export the sample for Label Studio, fill in the oracle's choices as Label Studio's
+    export writes them, import them as ``human:oracle-ls``; the questions whose labels equal
+    the oracle's own (``human:oracle``)."""
+    from snapaudit.run.after.label_exchange import export_tasks, import_annotations
+
+    tasks_path = tmp / "tasks.json"
+    export_tasks(run_dir, "labelstudio", tasks_path, sample=sample)
+    tasks = json.loads(tasks_path.read_text(encoding="utf-8"))
+    with ReviewSession.open(run_dir, "oracle", sample=sample) as session:
+        mine = {i.question_id: dict(i.saved or {}) for i in session.label_items()}
+    done = [{"id": n, "data": t["data"], "annotations": [{"was_cancelled": False, "result": [
+        {"from_name": "label", "to_name": "answer_a", "type": "choices",
+         "value": {"choices": [mine[t["data"]["question_id"]][t["data"]["pair"]]]}}]}]}
+        for n, t in enumerate(tasks, start=1)]
+    (tmp / "done.json").write_text(json.dumps(done), encoding="utf-8")
+    import_annotations(run_dir, tmp / "done.json", "oracle-ls")
+    with ReviewSession.open(run_dir, "oracle-ls", sample=sample) as session:
+        back = {i.question_id: dict(i.saved or {}) for i in session.label_items()}
+    return sum(back[q] == mine[q] for q in mine)
+
+
 def _simulated(root: Path, n: int) -> tuple[Path, Path, Path]:
     from tests.fakes.world_service import engine_run
 
@@ -131,6 +155,9 @@ def main() -> None:
         with RunDir(run, read_only=True) as rd:
             n = len({r.question_id for r in LockedRun.load(rd).primary_labels})
         out = measure(run, plants, gold, args.sample or n)
+        same = label_studio_round_trip(run, args.sample or n, Path(tmp))
+    print(f"Label Studio round trip: {same} of {n if not args.sample else args.sample} "
+          "questions re-imported with exactly the oracle's labels")
     h = out["judges"]["human:oracle"]
     c = h["vs_primary"]
     print(f"primary judge {out['primary']} vs human:oracle (labels by the planted truth): "

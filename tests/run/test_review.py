@@ -242,3 +242,22 @@ def test_processes_write_reviews_at_once_and_lose_nothing(run: Path) -> None:
     for name in ("p1", "p2", "p3"):
         assert query(run / "ledger.sqlite", "SELECT COUNT(*) FROM cells WHERE stage=?",
                      (f"human:{name}",)) == [(n,)]
+
+
+def test_groups_give_the_pair_labels_and_items_have_deep_links(run: Path) -> None:
+    with ReviewSession.open(run, "alice", sample=3) as s:
+        item = s.label_items()[0]
+        with pytest.raises(ConfigError, match=re.escape("item(s) D in no group")):
+            s.save_groups(item.question_id, [["A", "B"], ["C"]])
+        with pytest.raises(ConfigError, match="item A is in two groups"):
+            s.save_groups(item.question_id, [["A", "B"], ["A", "C", "D"]])
+        saved = s.save_groups(item.question_id, [["A", "C"], ["B", "D"]])
+        assert saved.saved == {"A|B": "different", "A|C": "same", "A|D": "different",
+                               "B|C": "different", "B|D": "same", "C|D": "different"}
+        assert s.label_item(item.question_id) == saved
+        with pytest.raises(ConfigError, match="not in the label sample"):
+            s.label_item("nope")
+        change = s.change_items()[1]
+        assert s.change_item(change.question_id) == change
+        with pytest.raises(ConfigError, match="not a change"):
+            s.change_item("nope")

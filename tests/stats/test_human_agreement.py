@@ -31,7 +31,9 @@ def _human(judge: str, labels: dict[str, list[Label]]) -> list[HumanLabel]:
             for (a, b), lab in zip(PAIRS, row, strict=True)]
 
 
-S, D, U = "same", "different", "unsure"
+S: Label = "same"
+D: Label = "different"
+U: Label = "unsure"
 ALICE = _human("human:alice", {"q1": [S, S, D, U, S, S],  # one disagreement, one unsure
                                "q2": [S, D, D, D, D, S],  # as the primary judge
                                "q3": [S, D, D, D, D, S]})  # 4 disagreements

@@ -19,7 +19,7 @@ open on one run at once, each writing through SQLite transactions with a busy ti
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from snapaudit.run.after.review_items import (
     check_decision,
     check_labels,
     label_request,
+    labels_from_groups,
     labels_payload,
     saved_labels,
 )
@@ -127,6 +128,19 @@ class ReviewSession:
             cells = self._cells()
             return [self._item(q, cells.get(q)) for q in self._sampled()]
 
+    def label_item(self, question_id: str) -> LabelItem:
+        """One question of the sample (a deep link); ConfigError when it is not in it."""
+        with self._mutex:
+            if question_id not in self._sampled():
+                raise ConfigError(f"question {question_id!r} is not in the label sample")
+            return self._item(question_id, self._cells().get(question_id))
+
+    def save_groups(self, question_id: str, groups: Sequence[Sequence[str]]) -> LabelItem:
+        """:meth:`save_labels` from a grouping of the items (same within a group, different
+        across; every item in exactly one group)."""
+        items = [a.item for a in self.label_item(question_id).answers]
+        return self.save_labels(question_id, labels_from_groups(question_id, items, groups))
+
     def labels_locked(self) -> bool:
         return any(lock.annotator == self.annotator for lock in self._store.label_locks())
 
@@ -208,6 +222,15 @@ class ReviewSession:
             self._refresh()
             standing = self._standing()
             return [self._change(r, standing) for r in self._run.changes()]
+
+    def change_item(self, question_id: str) -> ChangeItem:
+        """One change item (a deep link); ConfigError when the question is not a change."""
+        with self._mutex:
+            self._refresh()
+            row = {r.question_id: r for r in self._run.changes()}.get(question_id)
+            if row is None:
+                raise ConfigError(f"question {question_id!r} is not a change of this run")
+            return self._change(row, self._standing())
 
     def _refresh(self) -> None:
         """Re-read the lock chain: a changed semantic lock is refused; a new lock (gold

@@ -126,6 +126,25 @@ def check_labels(question_id: str, items: Sequence[str], labels: Mapping[str, st
     return {p: out[p] for p in item_pairs(items)}
 
 
+def labels_from_groups(question_id: str, items: Sequence[str],
+                       groups: Sequence[Sequence[str]]) -> dict[str, Label]:
+    """The pair labels of a grouping of the items (answers dragged into groups): ``same``
+    within a group, ``different`` across; every item in exactly one group (ConfigError)."""
+    where: dict[str, int] = {}
+    for g, group in enumerate(groups):
+        for item in group:
+            if item not in items:
+                raise ConfigError(f"question {question_id}: unknown item {item!r}")
+            if item in where:
+                raise ConfigError(f"question {question_id}: item {item} is in two groups")
+            where[item] = g
+    missing = [x for x in items if x not in where]
+    if missing:
+        raise ConfigError(f"question {question_id}: item(s) {', '.join(missing)} in no group")
+    return {p: ("same" if where[p[:p.index("|")]] == where[p[p.index("|") + 1:]]
+                else "different") for p in item_pairs(items)}
+
+
 def labels_payload(question_id: str, items: Mapping[str, AnswerRef],
                    labels: Mapping[str, Label]) -> dict[str, Any]:
     """The accepted payload of one question's human labels (pairs in item order)."""
