@@ -104,6 +104,15 @@ class FakeSession:
             self.labels[question_id] = saved = replace(item, saved=dict(labels))
             return saved
 
+    def save_groups(self, question_id: str, groups: Sequence[Sequence[str]]) -> Label:
+        item = self.labels.get(question_id)
+        if item is None:
+            raise ConfigError(f"question {question_id!r} is not in the label sample")
+        where = {i: n for n, group in enumerate(groups) for i in group}
+        labels = {p: "same" if where.get(p[0]) == where.get(p[2]) else "different"
+                  for p in item.pairs}
+        return self.save_labels(question_id, labels)
+
     def finish_labels(self) -> None:
         self.locked = True
 

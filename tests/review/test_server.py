@@ -126,6 +126,13 @@ def test_label_saves_and_the_library_errors_map_to_400_and_409(session: FakeSess
                                                         "labels": changed})
         assert (status, value["error"]) == (409, "q002: labels already accepted")
         assert post(server, "/api/labels", {"labels": LABELS_Q2})[0] == 400
+        # a grouping gives the same labels: saving it again is the identical no-op
+        status, _, value = post(server, "/api/groups", {"question_id": "q002",
+                                                        "groups": [["A", "B"], ["C", "D"]]})
+        assert status == 200 and value["item"]["saved"] == LABELS_Q2
+        for bad in ([], [[]], [["A"], "B"], {"A": 1}):
+            assert post(server, "/api/groups", {"question_id": "q002", "groups": bad})[:1] \
+                == (400,), bad
         assert post(server, "/api/finish", {})[1:] and session.locked
         status, _, value = post(server, "/api/labels", {"question_id": "q001",
                                                         "labels": {"A|B": "same"}})
@@ -160,7 +167,7 @@ def test_decisions_need_the_shown_hash(session: FakeSession) -> None:
         assert value["item"]["decision"]["decision"] == "regression"
         assert value["item"]["decision"]["note"] == "worse"
         assert value["progress"]["reviewed"] == 1 and value["progress"]["changed"] == 2
-        for path in ("/api/labels", "/api/finish"):
+        for path in ("/api/labels", "/api/groups", "/api/finish"):
             assert post(server, path, {})[:1] == (404,)
         assert not session.locked
     finally:

@@ -31,6 +31,7 @@ class Session(Protocol):
 
     def label_items(self) -> Sequence[Any]: ...
     def save_labels(self, question_id: str, labels: Mapping[str, Any]) -> Any: ...
+    def save_groups(self, question_id: str, groups: Sequence[Sequence[str]]) -> Any: ...
     def finish_labels(self) -> None: ...
     def change_items(self) -> Sequence[Any]: ...
     def save_decision(self, question_id: str, decision: Any, note: str,
@@ -78,6 +79,12 @@ class ReviewData:
 
     def save_labels(self, question_id: str, labels: Mapping[str, str]) -> dict[str, Any]:
         item = self._call(lambda: self._session.save_labels(question_id, dict(labels)))
+        return {"item": label_json(item), "progress": self.progress()}
+
+    def save_groups(self, question_id: str, groups: Sequence[Sequence[str]]) -> dict[str, Any]:
+        """The question's labels from a grouping of its items (the library's rule: same
+        within a group, different across)."""
+        item = self._call(lambda: self._session.save_groups(question_id, groups))
         return {"item": label_json(item), "progress": self.progress()}
 
     def finish_labels(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ re-points a DNS name at 127.0.0.1 sends its own host name) and it carries the se
     GET  /api/items       the items of the session's mode and the progress
     GET  /api/progress    the progress counts
     POST /api/labels      {"question_id", "labels": {"A|B": "same", ...}}   (label mode)
+    POST /api/groups      {"question_id", "groups": [["A", "C"], ["B"], ...]} (label mode)
     POST /api/decisions   {"question_id", "decision", "note", "shown_sha256"}  (change mode)
     POST /api/finish      {} : the annotator's lock of their labels        (label mode)
 
@@ -93,7 +94,8 @@ class ReviewHandler(BaseHTTPRequestHandler):
     def _route(self, method: str, path: str) -> None:
         data = self.server.data
         gets = {"/api/items": data.items, "/api/progress": data.progress}
-        other = {"label": {"/api/decisions"}, "change": {"/api/labels", "/api/finish"}}
+        other = {"label": {"/api/decisions"},
+                 "change": {"/api/labels", "/api/groups", "/api/finish"}}
         if path in other[data.mode]:  # label mode never shows states, answers by state or gold
             self._json(404, {"error": f"{path} is not served in {data.mode} mode"})
         elif method == "GET" and path == "/":
@@ -103,6 +105,9 @@ class ReviewHandler(BaseHTTPRequestHandler):
         elif method == "POST" and path == "/api/labels":
             body = self._body()
             self._json(200, data.save_labels(_str(body, "question_id"), _labels(body)))
+        elif method == "POST" and path == "/api/groups":
+            body = self._body()
+            self._json(200, data.save_groups(_str(body, "question_id"), _groups(body)))
         elif method == "POST" and path == "/api/decisions":
             body = self._body()
             decision = _str(body, "decision")
@@ -116,7 +121,8 @@ class ReviewHandler(BaseHTTPRequestHandler):
         elif method == "POST" and path == "/api/finish":
             self._body()
             self._json(200, data.finish_labels())
-        elif path in {"/", *gets, "/api/labels", "/api/decisions", "/api/finish"}:
+        elif path in {"/", *gets, "/api/labels", "/api/groups", "/api/decisions",
+                      "/api/finish"}:
             self._json(405, {"error": f"{method} is not allowed on {path}"})
         else:
             self._json(404, {"error": f"no such page: {path}"})
@@ -191,6 +197,15 @@ def _str(body: dict[str, Any], key: str) -> str:
     if not isinstance(value, str) or not value:
         raise BadRequest(400, f"{key} must be a non-empty string")
     return value
+
+
+def _groups(body: dict[str, Any]) -> list[list[str]]:
+    groups = body.get("groups")
+    if (not isinstance(groups, list) or not groups
+            or not all(isinstance(g, list) and g and all(isinstance(i, str) for i in g)
+                       for g in groups)):
+        raise BadRequest(400, "groups must be a list of non-empty lists of items")
+    return [list(g) for g in groups]
 
 
 def _labels(body: dict[str, Any]) -> dict[str, str]:

@@ -204,16 +204,19 @@ function group(n){
   if(!free.length){g={}; S.groups[it.question_id]=g; free=it.answers;}
   g[free[0].item]=n;
   if(free.length>1){render(); return;}
-  var d={};
-  it.pairs.forEach(function(pair){
-    var ab=pair.split('|'); d[pair]=g[ab[0]]===g[ab[1]]?'same':'different';
+  var byGroup={}, order=[];
+  it.answers.forEach(function(a){
+    var k=g[a.item]; if(!byGroup[k]){byGroup[k]=[]; order.push(k);} byGroup[k].push(a.item);
   });
-  S.drafts[it.question_id]=d; render(); saveLabels(it);
+  order.sort(function(x,y){return x-y;});
+  render();
+  saveLabels(it,'/api/groups',{question_id:it.question_id,
+    groups:order.map(function(k){return byGroup[k];})});
 }
-function saveLabels(it){
+function saveLabels(it,path,body){
   var qid=it.question_id; if(S.pending[qid]){return;}
   S.pending[qid]=true; say('saving '+qid+'\u2026');
-  api('POST','/api/labels',{question_id:qid,labels:S.drafts[qid]}).then(function(j){
+  api('POST',path||'/api/labels',body||{question_id:qid,labels:S.drafts[qid]}).then(function(j){
     S.pending[qid]=false; replace(j.item); S.progress=j.progress;
     say('saved '+qid);
     var at=S.items.findIndex(function(x){return x.question_id===qid;});
@@ -224,7 +227,7 @@ function saveLabels(it){
     render();
   },function(err){
     S.pending[qid]=false; say('not saved ('+qid+'): '+err.message,true);
-    if(err.status===409){delete S.drafts[qid]; refresh();}
+    if(err.status===409){delete S.drafts[qid]; delete S.groups[qid]; refresh();}
   });
 }
 function refresh(){
