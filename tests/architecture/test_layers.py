@@ -3,8 +3,8 @@
 Every ``import`` and ``from ... import`` in ``src/snapaudit`` counts, wherever it sits
 (module level, inside a function, under ``TYPE_CHECKING``). The layers, top to bottom::
 
-    cli -> demo -> report -> artifact -> run -> judge -> testbed -> adapters -> systems -> stats
-    -> root
+    cli -> demo -> review -> report -> artifact -> run -> judge -> testbed -> adapters
+        -> systems -> stats -> root
 
 ``snapaudit/__init__.py`` is the public facade: it re-exports lazily and is not a layer.
 """
@@ -18,7 +18,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "snapaudit"
 LAYERS = ["root", "stats", "systems", "adapters", "testbed", "judge", "run", "artifact",
-          "report", "demo", "cli"]
+          "report", "review", "demo", "cli"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 ROOT_MODULES = {"_kinds", "_model", "atomic", "errors", "hashing", "names", "progress",
                 "registry", "tables"}

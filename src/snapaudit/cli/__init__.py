@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rejudge": ("rejudge", "Judge a run's locked answers again with a new judge (no calls)."),
     "plan": ("plan", "Questions needed for a target power, from a pilot run."),
     "view": ("view", "Serve the report of a run on localhost (Ctrl-C to stop)."),
+    "review": ("review", "Review a run's changes or label blind pairs in a local page."),
 }
 
 
