@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import combinations
+from itertools import combinations, product
 from typing import Protocol, TypeVar
 
 import numpy as np
@@ -68,7 +68,7 @@ class AnswerGrid:
                     answers_flat: list[str], docs_flat: list[tuple[str, ...] | None],
                     answer_codes: tuple[list[str], np.ndarray] | None = None) -> AnswerGrid:
         """The grid of every (question, state, repeat) in that order (first appearance)."""
-        keys = [(q, s) for q in qids for s in states]
+        keys = list(product(qids, states))
         answers = dict(zip(keys, _chunks(answers_flat, repeats), strict=True))
         docs = dict(zip(keys, _chunks(docs_flat, repeats), strict=True))
         return cls(tuple(sorted(qids)), tuple(sorted(states)), repeats, answers, docs,

@@ -104,12 +104,23 @@ class GoldCells:
 
 def score_grid(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: Normalizer,
                states: Sequence[str]) -> dict[str, GoldCells]:
-    """:class:`GoldCells` of ``states`` in one pass: each alias normalized once and each
-    distinct answer of a question scored once (gold must cover every question)."""
+    """:class:`GoldCells` of ``states`` in one pass (gold must cover every question).
+
+    The scores of a cell depend only on its normalized answer and its question's aliases, so
+    each distinct answer is normalized once, each distinct alias list gets a number, and each
+    distinct (aliases, normalized answer) pair is scored once, found with ``numpy.unique`` on
+    integer codes."""
     values, codes = grid.distinct
+    normal: dict[str, int] = {}
+    of_value = np.array([normal.setdefault(normalize(v), len(normal)) for v in values],
+                        dtype=np.int64)
+    alias_lists: dict[tuple[str, ...], int] = {}
+    of_question = np.array([alias_lists.setdefault(tuple(gold[q]), len(alias_lists))
+                            for q in grid.question_ids], dtype=np.int64)
     raw = codes[grid.cell_rows(states)]  # (n, states, r): each cell's distinct answer
-    pair = np.arange(grid.n, dtype=np.int64)[:, None, None] * len(values) + raw
-    pairs, cell = np.unique(pair.ravel(), return_inverse=True)  # by question, then answer
+    pair = of_question[:, None, None] * max(1, len(normal)) + of_value[raw]
+    pairs, cell = _unique(pair.ravel(), len(alias_lists) * max(1, len(normal)))
+    normalized, lists = list(normal), list(alias_lists)
     unknown = normalize("UNKNOWN")
     em: list[bool] = []
     f1: list[float] = []
@@ -117,13 +128,13 @@ def score_grid(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: N
     current = -1
     alias_set: set[str] = set()
     alias_tokens: list[tuple[list[str], set[str]]] = []
-    questions, answers = np.divmod(pairs, len(values))
-    for i, code in zip(questions.tolist(), answers.tolist(), strict=True):
+    which, answers = np.divmod(pairs, max(1, len(normal)))
+    for i, code in zip(which.tolist(), answers.tolist(), strict=True):
         if i != current:
-            current, aliases = i, [normalize(alias) for alias in gold[grid.question_ids[i]]]
+            current, aliases = i, [normalize(alias) for alias in lists[i]]
             alias_set = set(aliases)
             alias_tokens = [(toks, set(toks)) for toks in (alias.split() for alias in aliases)]
-        got = normalize(values[code])
+        got = normalized[code]
         match = got in alias_set
         em.append(match)
         unk.append(got == unknown)
@@ -137,6 +148,18 @@ def score_grid(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: N
     em_, f1_, unk_ = np.array(em, dtype=bool), np.array(f1, dtype=np.float64), np.array(unk)
     return {s: GoldCells(em_[at[:, i]], f1_[at[:, i]], unk_[at[:, i]].astype(bool))
             for i, s in enumerate(states)}
+
+
+def _unique(keys: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
+    """``numpy.unique(keys, return_inverse=True)`` of keys in [0, space): through a table of
+    the key space when it is small (at most 16M keys), else by sorting."""
+    if space > 1 << 24:
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        return uniq, inverse
+    present = np.zeros(space, dtype=bool)
+    present[keys] = True
+    number = np.cumsum(present, dtype=np.int64) - 1
+    return np.flatnonzero(present), number[keys]
 
 
 def score_tables(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: Normalizer,

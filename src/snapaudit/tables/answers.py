@@ -142,7 +142,7 @@ def read_answers(path: str | Path, *, fast: bool | None = None) -> Sequence[Answ
 
         table = fast_answers(path)
         if table is not None and all(STATE_NAME.match(s) for s in table.states) \
-                and all(a.strip() for a in table.answers):
+                and all(a.strip() for a in table.answer_codes[0]):  # each distinct answer
             return table  # else the line-by-line reader below names the bad line
     rows: list[AnswerRow] = []
     lines: dict[tuple[str, str, int], int] = {}

@@ -41,6 +41,7 @@ class AnswerTable(ColumnRows[AnswerRow]):
         cell = (self.q * len(self.states) + self.s) * self.repeats + (self.repeat - 1)
         self.cells = np.empty(len(cell), dtype=np.int64)
         self.cells[cell] = np.arange(len(cell))
+        self._in_order = bool(np.array_equal(self.cells, np.arange(len(cell))))
 
     @property
     def answer_codes(self) -> tuple[list[str], np.ndarray]:
@@ -71,4 +72,6 @@ class AnswerTable(ColumnRows[AnswerRow]):
 
     def in_cell_order(self, column: Sequence[T]) -> list[T]:
         """``column`` (one value per row) reordered by (question, state, repeat)."""
-        return [column[i] for i in self.cells.tolist()]
+        if self._in_order:
+            return list(column)
+        return list(map(column.__getitem__, self.cells.tolist()))
