@@ -18,6 +18,7 @@ from typing import Any
 
 from snapaudit.errors import ConfigError, LockError
 from snapaudit.progress import Progress
+from snapaudit.run.after.attribution_table import Selection, flagged_questions, section
 from snapaudit.run.answers import max_answer_bytes
 from snapaudit.run.execution.interrupt import interruptible
 from snapaudit.run.execution.runner import RetryPolicy, run_cells
@@ -36,13 +37,9 @@ from snapaudit.run.stages.answer import answer_rows
 from snapaudit.run.stages.base import retry_policy
 from snapaudit.run.stages.judge import labels_of_stage
 from snapaudit.run.stages.retrieval import locked_evidence
-from snapaudit.stats.attribution import attribute_question, attribution_table, entering
-from snapaudit.stats.churn import per_question
-from snapaudit.stats.flips import flip_ids
-from snapaudit.stats.kernels import AnswerGrid, ExactKernel, Kernel, SemanticKernel
-from snapaudit.stats.normalize import normalizer
+from snapaudit.stats.attribution import entering
 from snapaudit.systems.resources import RunResources
-from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
+from snapaudit.tables import AnswerRef, PairLabel
 
 NEEDS_TESTBED = ("attribution needs the built-in testbed (or a python target that accepts "
                  "an `evidence` keyword)")
@@ -55,20 +52,6 @@ class AttributionOutcome:
     pending_calls: int  # of those not yet accepted when the command began
     table: dict[str, Any] | None  # None on a dry run
     results_path: Path | None
-
-
-def flagged_questions(answers: Sequence[AnswerRow], protocol: Protocol, labels: Sequence[PairLabel],
-                      max_questions: int) -> tuple[list[str], set[str]]:
-    """Strict flips first, then the largest D_i > 0 (ties by question id); and the flips."""
-    grid = AnswerGrid.from_rows(answers)
-    old, new = protocol.states.old, protocol.states.new
-    kernel: Kernel = (SemanticKernel(labels, protocol.judge.name) if labels
-                      else ExactKernel(grid, normalizer(protocol.gold.benchmark)))
-    flips = flip_ids(kernel, grid, old, new)
-    pq = per_question(grid, kernel, old, new)
-    d = dict(zip(pq.question_ids, pq.d.tolist(), strict=True))
-    rest = sorted((q for q in d if d[q] > 0 and q not in flips), key=lambda q: (-d[q], q))
-    return [*flips, *rest][:max_questions], set(flips)
 
 
 def attribute_run(run_dir: Path, progress: Progress, *, max_questions: int = 50,
@@ -99,7 +82,10 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
     answers = answer_rows(ledger, manifest)
     labels = pair_labels_of(rd, protocol)
     old, new = protocol.states.old, protocol.states.new
-    chosen, flips = flagged_questions(answers, protocol, labels, max_questions)
+    judged = protocol.judge.kind in ("llm", "rule")
+    judge_name = protocol.judge.name if judged else None
+    sel = Selection(old, new, judge_name, protocol.gold.benchmark, max_questions)
+    chosen, flips = flagged_questions(answers, labels, sel)
     evidence = locked_evidence(ledger)
     plans = []
     for qid in chosen:
@@ -108,14 +94,7 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
             raise ConfigError(NEEDS_TESTBED)
         plans.append(stage.plan_question(qid, questions[qid], qid in flips, ev_old, ev_new))
     repeats = protocol.design.repeats
-    by_endpoint: dict[tuple[str, str], list[tuple[AnswerRef, str]]] = {
-        (r.question_id, side): [] for r in answers for side in ("old", "new")}
-    for r in answers:
-        if r.state in (old, new):
-            by_endpoint[(r.question_id, "old" if r.state == old else "new")].append(
-                (AnswerRef(r.state, r.repeat), r.answer))
-    judged = protocol.judge.kind in ("llm", "rule")
-    judge_name = protocol.judge.name if judged else None
+    by_endpoint = stage.endpoint_answers(answers, old, new)
     answer_keys = {stage.AttributionKey(p.question_id, v, r).encode()
                    for p in plans for v in p.variants for r in range(1, repeats + 1)}
     judge_keys = {stage.AttributionJudgeKey(p.question_id, v).encode()
@@ -144,9 +123,11 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
             raise ConfigError(NEEDS_TESTBED)
         policy = retry_policy(protocol.run, protocol.design.seed)
         try:
+            seeds = stage.state_seeds(ledger, protocol.design.seed, (old, new))
             await run_cells(ledger, stage.STAGE,
-                            stage.answer_cells(system, new, plans, repeats,
-                                               max_answer_bytes(protocol)), policy, progress)
+                            stage.answer_cells(system, (old, new), plans, repeats,
+                                               max_answer_bytes(protocol), seeds,
+                                               protocol.design.seed), policy, progress)
             if judge_name is not None:
                 await _judge(rd, protocol, plans, by_endpoint, policy, progress, resources)
         finally:
@@ -156,12 +137,10 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
         record, digest = make_lock("attribution", dict(chain[-1].depends), content, chain)
         ledger.add_lock(record.seq, "attribution", record.model_dump(mode="json"), digest)
         progress.info(f"locked attribution ({digest[:12]})")
-    norm = normalizer(protocol.gold.benchmark)
-    agree = stage.agreements(ledger, judge_name, old, new, lambda a, b: norm(a) == norm(b),
-                             plans, by_endpoint)
-    table = attribution_table([
-        attribute_question(p.question_id, p.flip, p.old, p.new, agree.get(p.question_id, {}))
-        for p in plans])
+    table = section(answers, labels, sel, {p.question_id: (p.old, p.new) for p in plans},
+                    stage.ledger_cells(ledger, stage.STAGE),
+                    stage.ledger_cells(ledger, stage.judge_stage(judge_name))
+                    if judge_name is not None else [])
     results: dict[str, Any] = {}
     if rd.results_path.exists():
         import json
@@ -189,8 +168,8 @@ async def _judge(rd: RunDir, protocol: Protocol, plans: Sequence[stage.QuestionP
     judge = build_judge(cfg, resources)
     ledger = rd.ledger()
     try:
-        cells = stage.judge_cells(judge, plans, by_endpoint,
-                                  stage.counterfactual_answers(ledger), protocol.design.seed)
+        cf = stage.counterfactual_answers(stage.ledger_cells(ledger, stage.STAGE))
+        cells = stage.judge_cells(judge, plans, by_endpoint, cf, protocol.design.seed)
         await run_cells(ledger, stage.judge_stage(judge.name), cells, policy, progress)
     finally:
         await judge.aclose()
