@@ -5,7 +5,9 @@ Checks, in order: every file the manifest lists is present with its hash; the lo
 from the exported cells and attempts (stages whose payloads were sanitized are checked by
 count only); the answer and label tables equal what the ledger cells say; then every claim
 that does not need gold is recomputed with the analysis core on the sanitized tables. With
-``--gold`` the gold file must match the gold lock and the gold claims are recomputed too.
+``--gold`` the gold file must match the gold lock and the gold claims are recomputed too. An
+attributed run's ``attribution`` lock is recomputed from its exported cells and its table from
+the locked labels (:mod:`snapaudit.artifact.attribution`).
 Any failure raises :class:`VerificationError` (exit 3) naming each claim or file.
 
 Before any of that the artifact's layout is checked without opening anything
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from snapaudit.artifact import attribution
 from snapaudit.artifact.export import SENSITIVE_KEYS
 from snapaudit.artifact.export import claims as claims_of
 from snapaudit.artifact.safety import check_tree, entry_path, entry_problem, load_json, load_jsonl
@@ -127,7 +130,8 @@ def check_locks(root: Path, protocol: dict[str, Any],
     for rec, _ in stored:
         stage = rec.get("stage")
         ledger_stage = judge_stage if stage == "semantic" else stage
-        if stage == "attribution":  # snapaudit attribute: not exported, so not recomputed
+        if stage == "attribution":  # snapaudit attribute: its answer and judge cells
+            content["attribution"] = attribution.lock_content(root, protocol, _content)
             continue
         if stage == "gold":
             if gold is not None:
@@ -294,9 +298,16 @@ def _verify(root: Path, gold: str | Path | None) -> VerifyReport:
         report.failures.append("claims.json: differs from the claims of results.json")
     from snapaudit.stats.results import result_from_json
 
-    check_claims(stated, recompute(result_from_json(results), protocol, answers, labels,
-                                   gold_table),
-                 gold_table is not None, report)
+    again = recompute(result_from_json(results), protocol, answers, labels, gold_table)
+    if "attribution" in results:  # snapaudit attribute: recomputed from its locked rows
+        if not any(rec.get("stage") == "attribution" for rec, _ in load_json(root, "locks.json")):
+            report.failures.append("attribution: results.json has a section but no lock")
+        else:
+            again["attribution"] = attribution.recompute_section(
+                root, protocol, answers, labels, results["attribution"])
+            report.failures += attribution.table_failures(results["attribution"],
+                                                          again["attribution"])
+    check_claims(stated, again, gold_table is not None, report)
     if report.failures:
         raise VerificationError(report.failures)
     return report

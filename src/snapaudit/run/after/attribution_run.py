@@ -84,7 +84,8 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
     old, new = protocol.states.old, protocol.states.new
     judged = protocol.judge.kind in ("llm", "rule")
     judge_name = protocol.judge.name if judged else None
-    sel = Selection(old, new, judge_name, protocol.gold.benchmark, max_questions)
+    sel = Selection(old, new, protocol.judge.name if protocol.judge.kind != "none" else None,
+                    judged, protocol.gold.benchmark, max_questions)
     chosen, flips = flagged_questions(answers, labels, sel)
     evidence = locked_evidence(ledger)
     plans = []

@@ -30,7 +30,8 @@ class Selection:
 
     old: str
     new: str
-    judge: str | None  # the run's judge (None: the exact kernel alone)
+    judge: str | None  # the run's primary judge (None: the exact kernel alone)
+    packets: bool  # whether that judge also judged the counterfactual answers (llm, rule)
     benchmark: str  # the normalizer of the exact kernel
     max_questions: int
 
@@ -64,7 +65,8 @@ def section(answers: Sequence[AnswerRow], labels: Sequence[PairLabel], sel: Sele
     norm = normalizer(sel.benchmark)
     same_text: Callable[[str, str], bool] = lambda a, b: norm(a) == norm(b)  # noqa: E731
     variants = {q: list(counterfactual_lists(*lists[q])) for q in chosen}
-    labelled = stage.judge_tables(judge_cells, sel.judge) if sel.judge is not None else {}
+    labelled = (stage.judge_tables(judge_cells, sel.judge)
+                if sel.packets and sel.judge is not None else {})
     agree = stage.agreements(stage.counterfactual_answers(cf_cells), labelled, same_text,
                              variants, stage.endpoint_answers(answers, sel.old, sel.new))
     table = attribution_table([attribute_question(q, q in flips, *lists[q], agree.get(q, {}))
