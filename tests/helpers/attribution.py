@@ -20,11 +20,13 @@ def doc_id(stem: str, shard: int) -> str:
                 == shard - 1)
 
 
-def attribution_world(tmp: Path) -> tuple[Path, str]:
+def attribution_world(tmp: Path, extra: str = "") -> tuple[Path, str]:
+    """The corpus (built under ``tmp/corpus``) and the planted document's id; ``extra`` is
+    appended to the planted document's text."""
     planted = doc_id("plant", 2)
     docs = [(doc_id("skyA", 1), "the sky colour is blue on clear days"),
             (doc_id("skyB", 1), "notes on weather and clouds in the sky"),
-            (planted, "sky sky colour sky PLANTED the sky colour is green"),
+            (planted, "sky sky colour sky PLANTED the sky colour is green" + extra),
             (doc_id("river", 1), "the river is wide and long"),
             (doc_id("riverB", 1), "a river of some length"),
             (doc_id("lake", 1), "the lake is deep and cold"),

@@ -39,3 +39,8 @@ def command(run_dir: Path, max_questions: int, max_calls: int | None, dry_run: b
         agreement = "n/a" if row["agreement"] is None else f"{row['agreement']:.2f}"
         click.echo(f"{qid}: {row['verdict']} (agreement {agreement}; caused: {caused})")
     click.echo(f"updated {outcome.results_path} (attribution section)")
+    from snapaudit.report.build import write_report
+    from snapaudit.run.record.rundir import RunDir
+
+    if RunDir(run_dir, read_only=True).report_html.exists():  # keep the report current
+        click.echo(f"updated {write_report(run_dir).html}")
