@@ -55,3 +55,21 @@ def verbose(call: PythonCall) -> dict[str, Any]:
     return {"answer": f"The answer to question {call.question_id} is, as far as the sources "
                       "say, the same one",
             "doc_ids": [f"{call.state}-{call.question_id}"]}
+
+
+TEXTS = {"a": "the sky colour is blue", "b": "notes on the weather",
+         "p": "PLANTED the sky colour is green"}
+
+
+def retrieving(call: PythonCall, docs: list[str] | None = None,
+               evidence: tuple[tuple[str, str, str], ...] | None = None) -> dict[str, Any]:
+    """A pipeline that retrieves on its own (``docs`` for q000, ["a", "b"] for the other
+    questions) unless given ``evidence``; it answers "green" when a document it reads holds
+    "PLANTED", else "blue"."""
+    if evidence is not None:
+        ids, texts = [d[0] for d in evidence], [d[2] for d in evidence]
+    else:
+        ids = list(docs or ["a", "b"]) if call.question_id == "q000" else ["a", "b"]
+        texts = [TEXTS[d] for d in ids]
+    return {"answer": "green" if any("PLANTED" in t for t in texts) else "blue",
+            "doc_ids": ids}

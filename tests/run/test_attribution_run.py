@@ -4,6 +4,7 @@ the evidence text: a planted document deterministically flips its question's ans
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from snapaudit.errors import ConfigError, LockError, RetriesExhaustedError
 from snapaudit.progress import SilentProgress
 from snapaudit.run.after.attribution_run import attribute_run
+from snapaudit.run.after.attribution_systems import NEEDS
 from snapaudit.run.after.status import run_status
 from snapaudit.run.engine import reanalyze, run_protocol_file
 from snapaudit.stats.attribution import CAUSED, NOT_EXPLAINED
@@ -73,7 +75,7 @@ def test_attribution_needs_a_finished_testbed_run(tmp_path: Path) -> None:
     with FakeRagService() as svc:
         run_protocol_file(write_protocol(tmp_path, svc), tmp_path / "run", [],
                           SilentProgress())
-        with pytest.raises(ConfigError, match="attribution needs the built-in testbed"):
+        with pytest.raises(ConfigError, match=re.escape(NEEDS["http"])):
             attribute_run(tmp_path / "run", SilentProgress())
     assert exit_code(["attribute", str(tmp_path / "run"), "--progress", "silent"]) == 2
 

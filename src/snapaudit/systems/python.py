@@ -72,6 +72,17 @@ def load_target(target: str, search_path: Path | None = None) -> Callable[..., A
     return obj  # type: ignore[no-any-return]
 
 
+def accepts_evidence(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` takes an ``evidence`` keyword: it then receives the counterfactual
+    documents of ``snapaudit attribute`` ((id, url, text) records) instead of retrieving."""
+    try:
+        param = inspect.signature(fn).parameters.get("evidence")
+    except (TypeError, ValueError):  # no signature (some builtins)
+        return False
+    return param is not None and param.kind in (inspect.Parameter.KEYWORD_ONLY,
+                                                inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
 def code_identity(target: str) -> dict[str, str]:
     """The target's code: its distribution's name and version, else its source file's hash."""
     module_name = target.partition(":")[0]
@@ -170,6 +181,7 @@ class PythonSystem:
         self._fn = load_target(config.target, search_path(config, base_dir))
         self._spec: dict[str, Any] | None = None
         self._async = inspect.iscoroutinefunction(self._fn)
+        self.accepts_evidence = accepts_evidence(self._fn)
         self._timeout_s = run.timeout_s
         self._pool = None if self._async else ThreadPoolExecutor(
             max_workers=run.concurrency, thread_name_prefix=f"snapaudit-{state}")
@@ -183,6 +195,8 @@ class PythonSystem:
         pc = PythonCall(call.question, call.question_id, call.state, call.repeat, call.seed,
                         call.attempt)
         kwargs = dict(self.config.kwargs)
+        if call.evidence is not None and self.accepts_evidence:  # snapaudit attribute's
+            kwargs["evidence"] = call.evidence.documents
         start = time.monotonic()
         try:
             if self._async:

@@ -18,11 +18,23 @@ from typing import Any
 
 from snapaudit.errors import ConfigError, LockError
 from snapaudit.progress import Progress
-from snapaudit.run.after.attribution_table import Selection, flagged_questions, section
+from snapaudit.run.after.attribution_systems import (
+    NEEDS_DOCUMENTS,
+    check_opt_in,
+    read_documents,
+    record_plan,
+)
+from snapaudit.run.after.attribution_table import (
+    Selection,
+    evidence_lists,
+    flagged_questions,
+    section,
+)
 from snapaudit.run.answers import max_answer_bytes
 from snapaudit.run.execution.interrupt import interruptible
 from snapaudit.run.execution.runner import RetryPolicy, run_cells
 from snapaudit.run.record import cohort
+from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.record.locks import (
     attribution_content,
     content_now,
@@ -39,10 +51,8 @@ from snapaudit.run.stages.judge import labels_of_stage
 from snapaudit.run.stages.retrieval import locked_evidence
 from snapaudit.stats.attribution import entering
 from snapaudit.systems.resources import RunResources
-from snapaudit.tables import AnswerRef, PairLabel
+from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
 
-NEEDS_TESTBED = ("attribution needs the built-in testbed (or a python target that accepts "
-                 "an `evidence` keyword)")
 MAX_CALLS_CAP = 2000
 
 
@@ -55,15 +65,19 @@ class AttributionOutcome:
 
 
 def attribute_run(run_dir: Path, progress: Progress, *, max_questions: int = 50,
-                  max_calls: int | None = None, dry_run: bool = False) -> AttributionOutcome:
+                  max_calls: int | None = None, dry_run: bool = False,
+                  documents: Path | None = None) -> AttributionOutcome:
+    """``documents``: the JSONL documents file a Python or HTTP system's counterfactual
+    evidence is read from (:mod:`snapaudit.run.after.attribution_systems`)."""
     with interruptible() as run, RunDir(run_dir) as rd:
         outcome: AttributionOutcome = run(_attribute(rd, progress, max_questions, max_calls,
-                                                     dry_run))
+                                                     dry_run, documents))
         return outcome
 
 
 async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
-                     max_calls: int | None, dry_run: bool) -> AttributionOutcome:
+                     max_calls: int | None, dry_run: bool,
+                     documents: Path | None) -> AttributionOutcome:
     from snapaudit.run.systems import build_system, run_resources
 
     if not rd.initialized():
@@ -75,8 +89,10 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
     chain = verify_chain(ledger.locks(), content_now(ledger, protocol, base))
     if not any(r.stage == "gold" for r in chain):
         raise LockError("attribution needs a finished run (the gold lock): run it first")
-    if protocol.system.kind != "testbed":
-        raise ConfigError(NEEDS_TESTBED)
+    kind = protocol.system.kind
+    check_opt_in(protocol, protocol.states.new, base)
+    if kind != "testbed" and documents is None:
+        raise ConfigError(NEEDS_DOCUMENTS.format(kind=kind))
     manifest = cohort.read_manifest(rd.cohort_path)
     questions = {q.question_id: q.question for q in manifest}
     answers = answer_rows(ledger, manifest)
@@ -87,13 +103,8 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
     sel = Selection(old, new, protocol.judge.name if protocol.judge.kind != "none" else None,
                     judged, protocol.gold.benchmark, max_questions)
     chosen, flips = flagged_questions(answers, labels, sel)
-    evidence = locked_evidence(ledger)
-    plans = []
-    for qid in chosen:
-        ev_old, ev_new = evidence.get((qid, old)), evidence.get((qid, new))
-        if ev_old is None or ev_new is None:
-            raise ConfigError(NEEDS_TESTBED)
-        plans.append(stage.plan_question(qid, questions[qid], qid in flips, ev_old, ev_new))
+    plans = (_testbed_plans(ledger, chosen, flips, questions, old, new) if kind == "testbed"
+             else _record_plans(answers, chosen, flips, questions, old, new, documents))
     repeats = protocol.design.repeats
     by_endpoint = stage.endpoint_answers(answers, old, new)
     answer_keys = {stage.AttributionKey(p.question_id, v, r).encode()
@@ -118,10 +129,6 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
     if not locked:
         resources = run_resources(protocol)
         system = build_system(protocol, new, rd.path, base, resources)
-        from snapaudit.testbed.system import TestbedSystem
-
-        if not isinstance(system, TestbedSystem):
-            raise ConfigError(NEEDS_TESTBED)
         policy = retry_policy(protocol.run, protocol.design.seed)
         try:
             seeds = stage.state_seeds(ledger, protocol.design.seed, (old, new))
@@ -149,6 +156,33 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
         results = json.loads(rd.results_path.read_text(encoding="utf-8"))
     results["attribution"] = table
     return AttributionOutcome(planned, pending, table, rd.write_results(results))
+
+
+def _testbed_plans(ledger: Ledger, chosen: Sequence[str], flips: set[str],
+                   questions: Mapping[str, str], old: str, new: str
+                   ) -> list[stage.QuestionPlan]:
+    evidence = locked_evidence(ledger)
+    plans = []
+    for qid in chosen:
+        ev_old, ev_new = evidence.get((qid, old)), evidence.get((qid, new))
+        if ev_old is None or ev_new is None:
+            raise ConfigError(f"question {qid}: attribution needs locked evidence in both "
+                              f"states ({old} and {new}); a state without retrieval has none")
+        plans.append(stage.plan_question(qid, questions[qid], qid in flips, ev_old, ev_new))
+    return plans
+
+
+def _record_plans(answers: Sequence[AnswerRow], chosen: Sequence[str], flips: set[str],
+                  questions: Mapping[str, str], old: str, new: str, documents: Path | None
+                  ) -> list[stage.QuestionPlan]:
+    assert documents is not None
+    records = read_documents(documents)
+    lists = evidence_lists(answers, old, new)
+    missing = [q for q in chosen if q not in lists or not all(lists[q])]
+    if missing:
+        raise ConfigError(f"attribution needs the doc_ids the system's answers report; "
+                          f"question {missing[0]} has none in {old} or {new}")
+    return [record_plan(q, questions[q], q in flips, *lists[q], records) for q in chosen]
 
 
 def pair_labels_of(rd: RunDir, protocol: Protocol) -> list[PairLabel]:
