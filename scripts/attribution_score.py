@@ -7,8 +7,9 @@ new state (its shard is in the new state's prefix and not in the old one's). Two
 
 - **planted flips named**: of the planted flips (regression, recovery, second reading) that the
   audit flags as strict flips, the share whose ``caused`` documents include a planted document;
-  and the share whose verdict names one at all (``named``: caused, sufficient only or necessary
-  only);
+  the share whose verdict names one at all (``named``: caused, sufficient only or necessary
+  only); and the share whose explaining documents hold one (the named ones, or for ``no single
+  document: the set`` the entering set);
 - **stable/distractor caused**: of the world's stable and distractor questions, the share that
   attribution gives a ``caused`` document (a question attribution did not flag has none).
 
@@ -28,6 +29,7 @@ from typing import Any
 
 FLIP_KINDS = frozenset({"regression", "recovery", "second_reading"})
 QUIET_KINDS = frozenset({"stable", "distractor"})
+THE_SET = "no single document: the set"
 
 
 def _state_shards(run_dir: Path) -> tuple[int, int]:
@@ -49,11 +51,13 @@ def score(run_dir: Path, plants_path: Path) -> dict[str, Any]:
         planted = {d for d in plant["doc_ids"] if old_shards < shards[d] <= new_shards}
         caused = set(row["caused"]) if row else set()
         named = set(row.get("named", row["caused"])) if row else set()
+        explaining = (set(row["entering"]) if row and row["verdict"] == THE_SET else named)
         entry = {"question_id": qid, "kind": plant["kind"], "planted": sorted(planted),
                  "flagged": row is not None, "flip": bool(row and row["flip"]),
                  "verdict": row["verdict"] if row else None, "caused": sorted(caused),
                  "named": sorted(named), "caused_planted": bool(caused & planted),
-                 "named_planted": bool(named & planted)}
+                 "named_planted": bool(named & planted),
+                 "set_planted": bool(explaining & planted)}
         if plant["kind"] in FLIP_KINDS and entry["flip"]:
             flips.append(entry)
         elif plant["kind"] in QUIET_KINDS:
@@ -61,6 +65,7 @@ def score(run_dir: Path, plants_path: Path) -> dict[str, Any]:
     return {"planted_flips_flagged": len(flips),
             "caused_planted": sum(e["caused_planted"] for e in flips),
             "named_planted": sum(e["named_planted"] for e in flips),
+            "set_planted": sum(e["set_planted"] for e in flips),
             "stable_distractor": len(quiet),
             "stable_distractor_caused": sum(bool(e["caused"]) for e in quiet),
             "questions": flips + quiet}
@@ -89,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     n = out["planted_flips_flagged"]
     sys.stdout.write(f"planted flips flagged: {n}; planted document caused: "
                      f"{_share(out['caused_planted'], n)}; named: "
-                     f"{_share(out['named_planted'], n)}\n")
+                     f"{_share(out['named_planted'], n)}; in the explaining set: "
+                     f"{_share(out['set_planted'], n)}\n")
     sys.stdout.write(f"stable/distractor questions with a caused document: "
                      f"{_share(out['stable_distractor_caused'], out['stable_distractor'])}\n")
     return 0

@@ -15,6 +15,7 @@ from snapaudit.run.after.attribution_run import attribute_run
 from snapaudit.run.after.attribution_systems import NEEDS
 from snapaudit.run.after.status import run_status
 from snapaudit.run.engine import reanalyze, run_protocol_file
+from snapaudit.run.execution.schedule import derive_seed
 from snapaudit.stats.attribution import CAUSED, NOT_EXPLAINED
 from snapaudit.stats.results import read_results
 from tests.fakes.llm_server import FakeLLMServer, LLMCall
@@ -44,6 +45,11 @@ def test_attribution_names_the_planted_document_and_resumes_without_calls(
         assert len(srv.calls) == before
         outcome = attribute_run(run_dir, SilentProgress())
         made = len(srv.calls) - before
+        # common random numbers: O + plant (suff1) draws with the old state's seeds, N - plant
+        # (nec1) with the new state's, repeat for repeat
+        seeds = {(("PLANTED" in c.user), c.body["seed"]) for c in srv.calls[before:]}
+        assert seeds == {(True, derive_seed(7, "answer", f"q0|s1|{r}", 1)) for r in (1, 2)} | {
+            (False, derive_seed(7, "answer", f"q0|s2|{r}", 1)) for r in (1, 2)}
         assert outcome.table is not None
         rows = outcome.table["questions"]
         assert list(rows) == ["q0"]  # the only question whose answers changed
