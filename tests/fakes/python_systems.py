@@ -68,3 +68,21 @@ def seed_flaky(call: PythonCall, delay_s: float = 0.0) -> dict[str, Any]:
     if call.seed % 4 == 0:
         raise RuntimeError(f"sampled a malformed draw for {call.question_id}")
     return {"answer": f"answer {call.seed % 7}", "doc_ids": [f"d{call.question_id}"]}
+
+
+TEXTS = {"a": "the sky colour is blue", "b": "notes on the weather",
+         "p": "PLANTED the sky colour is green"}
+
+
+def retrieving(call: PythonCall, docs: list[str] | None = None,
+               evidence: tuple[tuple[str, str, str], ...] | None = None) -> dict[str, Any]:
+    """A pipeline that retrieves on its own (``docs`` for q000, ["a", "b"] for the other
+    questions) unless given ``evidence``; it answers "green" when a document it reads holds
+    "PLANTED", else "blue"."""
+    if evidence is not None:
+        ids, texts = [d[0] for d in evidence], [d[2] for d in evidence]
+    else:
+        ids = list(docs or ["a", "b"]) if call.question_id == "q000" else ["a", "b"]
+        texts = [TEXTS[d] for d in ids]
+    return {"answer": "green" if any("PLANTED" in t for t in texts) else "blue",
+            "doc_ids": ids}

@@ -4,6 +4,7 @@ the evidence text: a planted document deterministically flips its question's ans
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -11,89 +12,27 @@ import pytest
 from snapaudit.errors import ConfigError, LockError, RetriesExhaustedError
 from snapaudit.progress import SilentProgress
 from snapaudit.run.after.attribution_run import attribute_run
+from snapaudit.run.after.attribution_systems import NEEDS
 from snapaudit.run.after.status import run_status
 from snapaudit.run.engine import reanalyze, run_protocol_file
+from snapaudit.run.execution.schedule import derive_seed
 from snapaudit.stats.attribution import CAUSED, NOT_EXPLAINED
 from snapaudit.stats.results import read_results
-from snapaudit.testbed.corpus.build import CorpusInput, build_corpus, shard_of
 from tests.fakes.llm_server import FakeLLMServer, LLMCall
 from tests.fakes.rag_service import FakeRagService
+from tests.helpers.attribution import attribution_protocol, attribution_world, evidence_responder
 from tests.helpers.cli import exit_code
 from tests.helpers.ledger_view import accepted
-from tests.helpers.protocol import protocol_head, save_protocol, write_protocol, write_world
-
-SHARDS, SEED = 2, 0
-
-
-def _doc_id(stem: str, shard: int) -> str:
-    """An id of ``stem`` that the corpus build places in 1-based ``shard``."""
-    return next(f"{stem}{i}" for i in range(1000) if shard_of(f"{stem}{i}", SEED, SHARDS)
-                == shard - 1)
-
-
-def _world(tmp: Path) -> tuple[Path, str]:
-    planted = _doc_id("plant", 2)
-    docs = [(_doc_id("skyA", 1), "the sky colour is blue on clear days"),
-            (_doc_id("skyB", 1), "notes on weather and clouds in the sky"),
-            (planted, "sky sky colour sky PLANTED the sky colour is green"),
-            (_doc_id("river", 1), "the river is wide and long"),
-            (_doc_id("riverB", 1), "a river of some length"),
-            (_doc_id("lake", 1), "the lake is deep and cold"),
-            (_doc_id("lakeB", 1), "lake notes"),
-            (_doc_id("lakeC", 2), "lake lake lake deep DISTRACT notes")]
-    (tmp / "docs.jsonl").write_text("".join(
-        json.dumps({"id": d, "url": f"https://x/{d}", "text": t}) + "\n" for d, t in docs))
-    build_corpus([CorpusInput(tmp / "docs.jsonl", "generic")], tmp / "corpus", shards=SHARDS,
-                 seed=SEED)
-    questions = {"q0": "what sky colour?", "q1": "how is the river?", "q2": "how is the lake?"}
-    (tmp / "questions.jsonl").write_text("".join(
-        json.dumps({"id": q, "question": t}) + "\n" for q, t in questions.items()))
-    (tmp / "gold.jsonl").write_text("".join(
-        json.dumps({"question_id": q, "answers": ["blue"]}) + "\n" for q in questions))
-    return tmp / "corpus", planted
-
-
-def _responder(call: LLMCall) -> str:
-    user = call.user
-    answer = "green" if "PLANTED" in user else "blue" if "sky" in user else "other"
-    return json.dumps({"answer": answer})
-
-
-def _protocol(tmp: Path, corpus: Path, base_url: str, judge: str) -> Path:
-    text = protocol_head("attr", ["s1", "s2"], "s1", "s2", 3) + f"""[system]
-kind = "testbed"
-[testbed]
-corpus = "{corpus}"
-states = {{ s1 = 1, s2 = 2 }}
-top_k = 2
-[generator]
-backend = "openai"
-model = "fake-model"
-base_url = "{base_url}"
-timeout_s = 2.0
-[judge]
-{judge}
-[gate]
-profile = "exact-only"
-[bootstrap]
-draws = 200
-seed = 11
-[run]
-concurrency = 4
-max_attempts = 4
-backoff_base_s = 0.0
-backoff_max_s = 0.0
-"""
-    return save_protocol(tmp, text)
+from tests.helpers.protocol import write_protocol, write_world
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("judge", ['kind = "none"', 'kind = "rule"\nname = "rule"'])
 def test_attribution_names_the_planted_document_and_resumes_without_calls(
         tmp_path: Path, judge: str, capsys: pytest.CaptureFixture[str]) -> None:
-    corpus, planted = _world(tmp_path)
-    with FakeLLMServer(responder=_responder) as srv:
-        proto = _protocol(tmp_path, corpus, srv.openai_base_url, judge)
+    corpus, planted = attribution_world(tmp_path)
+    with FakeLLMServer(responder=evidence_responder) as srv:
+        proto = attribution_protocol(tmp_path, corpus, srv.openai_base_url, judge)
         run_dir = tmp_path / "run"
         run_protocol_file(proto, run_dir, [], SilentProgress())
         before = len(srv.calls)
@@ -106,6 +45,11 @@ def test_attribution_names_the_planted_document_and_resumes_without_calls(
         assert len(srv.calls) == before
         outcome = attribute_run(run_dir, SilentProgress())
         made = len(srv.calls) - before
+        # common random numbers: O + plant (suff1) draws with the old state's seeds, N - plant
+        # (nec1) with the new state's, repeat for repeat
+        seeds = {(("PLANTED" in c.user), c.body["seed"]) for c in srv.calls[before:]}
+        assert seeds == {(True, derive_seed(7, "answer", f"q0|s1|{r}", 1)) for r in (1, 2)} | {
+            (False, derive_seed(7, "answer", f"q0|s2|{r}", 1)) for r in (1, 2)}
         assert outcome.table is not None
         rows = outcome.table["questions"]
         assert list(rows) == ["q0"]  # the only question whose answers changed
@@ -137,24 +81,25 @@ def test_attribution_needs_a_finished_testbed_run(tmp_path: Path) -> None:
     with FakeRagService() as svc:
         run_protocol_file(write_protocol(tmp_path, svc), tmp_path / "run", [],
                           SilentProgress())
-        with pytest.raises(ConfigError, match="attribution needs the built-in testbed"):
+        with pytest.raises(ConfigError, match=re.escape(NEEDS["http"])):
             attribute_run(tmp_path / "run", SilentProgress())
     assert exit_code(["attribute", str(tmp_path / "run"), "--progress", "silent"]) == 2
 
 
 @pytest.mark.slow
 def test_a_failed_attribution_resumes_with_only_its_missing_cells(tmp_path: Path) -> None:
-    corpus, planted = _world(tmp_path)
+    corpus, planted = attribution_world(tmp_path)
     broken = {"on": False}
 
     def flaky(call: LLMCall) -> str:  # while broken: only evidence with the plant answers
         if broken["on"] and "PLANTED" not in call.user:
             return json.dumps({"answer": ""})  # an invalid answer: retried, then exhausted
-        return _responder(call)
+        return evidence_responder(call)
 
     with FakeLLMServer(responder=flaky) as srv:
         run_dir = tmp_path / "run"
-        run_protocol_file(_protocol(tmp_path, corpus, srv.openai_base_url, 'kind = "none"'),
+        run_protocol_file(attribution_protocol(tmp_path, corpus, srv.openai_base_url,
+                                               'kind = "none"'),
                           run_dir, [], SilentProgress())
         broken["on"] = True
         with pytest.raises(RetriesExhaustedError):

@@ -105,3 +105,24 @@ def test_table_counts_verdicts_and_lists_caused_ids() -> None:
     assert table["questions"]["q1"]["caused"] == ["e"]
     assert table["questions"]["q2"] == {**table["questions"]["q2"], "verdict": NOT_EXPLAINED,
                                         "caused": []}
+
+
+def test_only_a_strict_flip_has_a_change_to_explain() -> None:
+    outcomes = {"suff1": [FWD, FWD], "nec1": [BACK, BACK]}
+    flip = attribute_question("q", True, ("a", "b"), ("a", "e"), outcomes)
+    unstable = attribute_question("q", False, ("a", "b"), ("a", "e"), outcomes)
+    assert (flip.verdict, flip.caused, flip.named) == (CAUSED, ("e",), ("e",))
+    assert (unstable.verdict, unstable.caused, unstable.named) == (NOT_EXPLAINED, (), ())
+    assert unstable.agreement == 0.0  # one minus the strongest share seen (1.0)
+    assert unstable.to_json()["documents"][0]["caused"] is False
+
+
+def test_named_documents_follow_the_verdict() -> None:
+    suff = attribute_question("q", True, OLD, NEW, {"suff1": [NONE] * 2, "nec1": [BACK] * 2,
+                                                    "suff2": [FWD] * 2, "nec2": [NONE] * 2})
+    assert (suff.verdict, suff.caused, suff.named) == (SUFFICIENT_ONLY, (), ("y",))
+    nec = attribute_question("q", True, OLD, NEW, {"suff1": [NONE] * 2, "nec1": [BACK] * 2,
+                                                   "suff2": [NONE] * 2, "nec2": [NONE] * 2})
+    assert (nec.verdict, nec.named) == (NECESSARY_ONLY, ("x",))
+    row = nec.to_json()
+    assert (row["named"], row["old"], row["new"]) == (["x"], list(OLD), list(NEW))

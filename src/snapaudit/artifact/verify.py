@@ -6,7 +6,9 @@ from the exported cells and attempts (stages whose payloads were sanitized are c
 count only); the answer and label tables equal what the ledger cells say; then every claim
 that does not need gold is recomputed with the analysis core on the sanitized tables, the
 review's decisions and human labels too (:mod:`snapaudit.artifact.review_check`). With
-``--gold`` the gold file must match the gold lock and the gold claims are recomputed too.
+``--gold`` the gold file must match the gold lock and the gold claims are recomputed too. An
+attributed run's ``attribution`` lock is recomputed from its exported cells and its table from
+the locked labels (:mod:`snapaudit.artifact.attribution`).
 Any failure raises :class:`VerificationError` (exit 3) naming each claim or file.
 
 Before any of that the artifact's layout is checked without opening anything
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from snapaudit.artifact import attribution
 from snapaudit.artifact.export import SENSITIVE_KEYS
 from snapaudit.artifact.export import claims as claims_of
 from snapaudit.artifact.review_check import check_review
@@ -124,7 +127,8 @@ def check_locks(root: Path, protocol: dict[str, Any],
     for rec, _ in stored:
         stage = rec.get("stage")
         ledger_stage = judge_stage if stage == "semantic" else stage
-        if stage == "attribution":  # snapaudit attribute: not exported, so not recomputed
+        if stage == "attribution":  # snapaudit attribute: its answer and judge cells
+            content["attribution"] = attribution.lock_content(root, protocol, stage_content)
             continue
         if stage == "gold":
             if gold is not None:
@@ -298,9 +302,17 @@ def _verify(root: Path, gold: str | Path | None) -> VerifyReport:
         report.failures.append("claims.json: differs from the claims of results.json")
     from snapaudit.stats.results import result_from_json
 
-    recomputed = recompute(result_from_json(results), protocol, answers, labels, gold_table)
-    check_review(root, results, answers, labels, recomputed, report.failures)
-    check_claims(stated, recomputed, gold_table is not None, report)
+    again = recompute(result_from_json(results), protocol, answers, labels, gold_table)
+    if "attribution" in results:  # snapaudit attribute: recomputed from its locked rows
+        if not any(rec.get("stage") == "attribution" for rec, _ in load_json(root, "locks.json")):
+            report.failures.append("attribution: results.json has a section but no lock")
+        else:
+            again["attribution"] = attribution.recompute_section(
+                root, protocol, answers, labels, results["attribution"])
+            report.failures += attribution.table_failures(results["attribution"],
+                                                          again["attribution"])
+    check_review(root, results, answers, labels, again, report.failures)
+    check_claims(stated, again, gold_table is not None, report)
     if report.failures:
         raise VerificationError(report.failures)
     return report

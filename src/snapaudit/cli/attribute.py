@@ -17,9 +17,12 @@ from snapaudit.cli._common import make_progress, progress_option
               help="Budget of calls (default 4 x repeats x entering documents per question, "
                    "at most 2000).")
 @click.option("--dry-run", is_flag=True, help="Print the number of calls and stop.")
+@click.option("--documents", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="JSONL {id, url, text} of the documents a Python or HTTP "
+                                 "system's answers name (its counterfactual evidence).")
 @progress_option
 def command(run_dir: Path, max_questions: int, max_calls: int | None, dry_run: bool,
-            progress_kind: str) -> None:
+            documents: Path | None, progress_kind: str) -> None:
     """Answer counterfactual evidence lists of a finished testbed run (each entering
     document swapped in and out) with the new state's generator, judge them against the
     old and new answers, and name the documents that caused each change."""
@@ -28,7 +31,7 @@ def command(run_dir: Path, max_questions: int, max_calls: int | None, dry_run: b
     progress = make_progress(progress_kind)
     try:
         outcome = attribute_run(run_dir, progress, max_questions=max_questions,
-                                max_calls=max_calls, dry_run=dry_run)
+                                max_calls=max_calls, dry_run=dry_run, documents=documents)
     finally:
         progress.close()
     click.echo(f"calls: {outcome.planned_calls} planned, {outcome.pending_calls} to make")
@@ -39,3 +42,8 @@ def command(run_dir: Path, max_questions: int, max_calls: int | None, dry_run: b
         agreement = "n/a" if row["agreement"] is None else f"{row['agreement']:.2f}"
         click.echo(f"{qid}: {row['verdict']} (agreement {agreement}; caused: {caused})")
     click.echo(f"updated {outcome.results_path} (attribution section)")
+    from snapaudit.report.build import write_report
+    from snapaudit.run.record.rundir import RunDir
+
+    if RunDir(run_dir, read_only=True).report_html.exists():  # keep the report current
+        click.echo(f"updated {write_report(run_dir).html}")

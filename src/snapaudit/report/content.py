@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from snapaudit.report import figures
+from snapaudit.report.attribution import attribution_view
 from snapaudit.report.comparison import EM_LEGEND, comparison
 from snapaudit.report.drilldown import trajectory_table
 from snapaudit.report.load import RunView
@@ -240,7 +241,8 @@ def build_report(view: RunView, plant_score: dict[str, Any] | None = None) -> Re
                   verdict=f"{v.label}: {v.meaning}",
                   verdict_ok=False if v.key == "incompatible" else None,
                   sections=tuple(sections), states=tuple(view.states),
-                  comparison=comparison(view), small_sample=v.small_sample)
+                  comparison=comparison(view), small_sample=v.small_sample,
+                  attribution=attribution_view(view))
 
 
 def _plants_section(score: dict[str, Any]) -> Section:

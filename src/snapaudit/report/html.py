@@ -15,6 +15,7 @@ import json
 from html import escape
 from typing import Any
 
+from snapaudit.report.attribution import attribution_html
 from snapaudit.report.comparison_html import VIEW_CSS, VIEW_JS, comparison_html
 from snapaudit.report.model import Figure, Report, Section, Table
 from snapaudit.report.untrusted import html as _u
@@ -96,6 +97,7 @@ def render_html(report: Report) -> str:
         f"<body><h1>{_u(report.title)}</h1><p>{_u(report.subtitle)}</p>"
         f"<div class=\"verdict {cls}\">{_u(report.verdict)}</div>{warn}"
         + "".join(section_html(s) for s in report.sections)
+        + attribution_html(report.attribution)
         + comparison_html(report.comparison)
         + f"<script type=\"application/json\" id=\"report-data\">{data}</script>"
         + f"<script>{_JS}</script></body></html>\n"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from snapaudit.report.attribution import attribution_md
 from snapaudit.report.comparison import EM_LEGEND
 from snapaudit.report.model import AnswerGroup, Comparison, Report, Section, Table
 from snapaudit.report.untrusted import md as _md
@@ -78,4 +79,4 @@ def render_markdown(report: Report) -> str:
     if report.small_sample:
         head += f"**{_md(report.small_sample)}; treat this verdict as provisional.**\n\n"
     return (head + "\n".join(section_md(s) for s in report.sections) + "\n"
-            + _comparison_md(report.comparison))
+            + attribution_md(report.attribution) + _comparison_md(report.comparison))

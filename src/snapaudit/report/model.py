@@ -10,7 +10,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from snapaudit.report.attribution import AttributedQuestion
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,7 @@ class Report:
     states: tuple[str, ...] = ()
     comparison: Comparison | None = None
     small_sample: str | None = None  # the verdict's small-sample warning, when there is one
+    attribution: tuple[AttributedQuestion, ...] = ()  # snapaudit attribute's, when run
 
 
 def num(value: Any, digits: int = 2) -> str:

@@ -16,7 +16,10 @@ Each counterfactual answer is compared with the question's old and new answers: 
 *moves forward* when it agrees with (a majority of) the new answers and not the old, and
 *moves back* when it agrees with the old and not the new. A document is sufficient when a
 strict majority of its ``suff`` repeats move forward, necessary when a strict majority of its
-``n`` repeats move back. Pure functions: the table is recomputed from accepted labels.
+``nec`` repeats move back. Only a strict flip (every old answer the same, every new answer
+the same, no old answer the same as a new one) has a change to explain: any other question
+is ``not explained by evidence`` whatever its counterfactuals do (its answers already vary
+between repeats of one state). Pure functions: the table is recomputed from accepted labels.
 """
 
 from __future__ import annotations
@@ -156,16 +159,35 @@ class QuestionAttribution:
     set_out: float | None
     verdict: str
     agreement: float | None  # the repeat agreement the verdict rests on
+    old: Ids = ()  # O and N, rank order
+    new: Ids = ()
 
     @property
     def caused(self) -> Ids:
+        """The documents found sufficient and necessary (empty unless the verdict is
+        ``caused``)."""
+        if self.verdict != CAUSED:
+            return ()
         return tuple(d.doc_id for d in self.documents if d.caused)
 
+    @property
+    def named(self) -> Ids:
+        """The documents the verdict names: the caused ones, or the sufficient (necessary)
+        ones of ``sufficient only`` (``necessary only``); empty for the other verdicts."""
+        if self.verdict == SUFFICIENT_ONLY:
+            return tuple(d.doc_id for d in self.documents if _holds(d.sufficiency))
+        if self.verdict == NECESSARY_ONLY:
+            return tuple(d.doc_id for d in self.documents if _holds(d.necessity))
+        return self.caused
+
     def to_json(self) -> dict[str, Any]:
+        caused = set(self.caused)
         return {"flip": self.flip, "verdict": self.verdict, "agreement": self.agreement,
-                "caused": list(self.caused), "entering": list(self.entering),
-                "leaving": list(self.leaving),
-                "documents": [d.to_json() for d in self.documents],
+                "caused": list(self.caused), "named": list(self.named),
+                "entering": list(self.entering), "leaving": list(self.leaving),
+                "old": list(self.old), "new": list(self.new),
+                "documents": [{**d.to_json(), "caused": d.doc_id in caused}
+                              for d in self.documents],
                 "set": {"in": self.set_in, "out": self.set_out}}
 
 
@@ -181,13 +203,18 @@ def attribute_question(question_id: str, flip: bool, old: Sequence[str], new: Se
                                 rate(f"nec{i}", True)) for i, d in enumerate(came, start=1))
     set_in, set_out = (rate("set-in", False), rate("set-out", True)) if len(came) > 1 else (
         (docs[0].sufficiency, docs[0].necessity) if docs else (None, None))
-    verdict, basis = _verdict(docs, set_in, set_out)
+    verdict, basis = _verdict(docs, set_in, set_out, flip)
     return QuestionAttribution(question_id, flip, came, gone, docs, set_in, set_out,
-                               verdict, basis)
+                               verdict, basis, tuple(old), tuple(new))
 
 
-def _verdict(docs: Sequence[DocumentEffect], set_in: float | None, set_out: float | None
-             ) -> tuple[str, float | None]:
+def _verdict(docs: Sequence[DocumentEffect], set_in: float | None, set_out: float | None,
+             flip: bool) -> tuple[str, float | None]:
+    seen = [x for d in docs for x in (d.sufficiency, d.necessity) if x is not None]
+    seen += [x for x in (set_in, set_out) if x is not None]
+    not_explained = NOT_EXPLAINED, (1.0 - max(seen)) if seen else None
+    if not flip:  # no stable change to explain
+        return not_explained
     both = [min(d.sufficiency or 0.0, d.necessity or 0.0) for d in docs if d.caused]
     if both:
         return CAUSED, max(both)
@@ -200,9 +227,7 @@ def _verdict(docs: Sequence[DocumentEffect], set_in: float | None, set_out: floa
     if _holds(set_in) and _holds(set_out):
         assert set_in is not None and set_out is not None
         return THE_SET, min(set_in, set_out)
-    seen = [x for d in docs for x in (d.sufficiency, d.necessity) if x is not None]
-    seen += [x for x in (set_in, set_out) if x is not None]
-    return NOT_EXPLAINED, (1.0 - max(seen)) if seen else None
+    return not_explained
 
 
 def attribution_table(questions: Sequence[QuestionAttribution]) -> dict[str, Any]:

@@ -15,13 +15,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+Document = tuple[str, str, str]  # (id, url, text)
+
 
 @dataclass(frozen=True, slots=True)
 class Evidence:
-    """What retrieval produced for one (question, state): ordered ids and rendered bytes."""
+    """What retrieval produced for one (question, state): ordered ids and rendered bytes.
+    ``documents``: the (id, url, text) records a system that opted in to given evidence
+    receives (``snapaudit attribute`` of a Python or HTTP system); empty otherwise."""
 
     doc_ids: tuple[str, ...]
     rendered: str
+    documents: tuple[Document, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

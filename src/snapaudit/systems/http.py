@@ -3,7 +3,10 @@
 The request body is the protocol's ``body_template`` with ``{question}``,
 ``{question_id}``, ``{state}``, ``{repeat}`` and ``{seed}`` substituted in its string
 values (one pass, so a question containing braces is sent verbatim). The answer and the
-optional document ids are read from the JSON reply by dotted paths (``a.b.0.c``).
+optional document ids are read from the JSON reply by dotted paths (``a.b.0.c``). A field
+whose whole value is ``"{evidence}"`` opts in to given evidence: ``snapaudit attribute`` puts
+the counterfactual documents there (a list of ``{"id", "url", "text"}``), an audit ``null``
+(the service retrieves itself).
 An API key is read from the environment variable the protocol names, at call time; it is
 never part of :meth:`HttpSystem.spec`, the ledger, logs or reports.
 """
@@ -25,17 +28,30 @@ from snapaudit.systems.transport import HttpEndpoint
 
 _VAR = re.compile(r"\{(question|question_id|state|repeat|seed)\}")
 _MISSING = object()
+EVIDENCE = "{evidence}"
 
 
-def render_body(template: Any, values: dict[str, str]) -> Any:
-    """Substitute template variables in every string value of a JSON-like template."""
+def render_body(template: Any, values: dict[str, str], evidence: Any = None) -> Any:
+    """Substitute template variables in every string value of a JSON-like template; a value
+    that is exactly ``"{evidence}"`` becomes ``evidence``."""
+    if template == EVIDENCE:
+        return evidence
     if isinstance(template, str):
         return _VAR.sub(lambda m: values[m.group(1)], template)
     if isinstance(template, dict):
-        return {k: render_body(v, values) for k, v in template.items()}
+        return {k: render_body(v, values, evidence) for k, v in template.items()}
     if isinstance(template, list):
-        return [render_body(v, values) for v in template]
+        return [render_body(v, values, evidence) for v in template]
     return template
+
+
+def takes_evidence(template: Any) -> bool:
+    """Whether a body template has an ``"{evidence}"`` field."""
+    if template == EVIDENCE:
+        return True
+    if isinstance(template, dict):
+        return any(takes_evidence(v) for v in template.values())
+    return isinstance(template, list) and any(takes_evidence(v) for v in template)
 
 
 def lookup(obj: Any, path: str) -> Any:
@@ -58,6 +74,7 @@ class HttpSystem:
                  pool: ReplicaPool | None = None):
         self.state = state
         self.config = config
+        self.accepts_evidence = takes_evidence(config.body_template)
         self.endpoint = HttpEndpoint(config.url, concurrency=run.concurrency,
                                      timeout_s=run.timeout_s,
                                      rate_limit_per_s=run.rate_limit_per_s,
@@ -92,7 +109,9 @@ class HttpSystem:
     async def answer(self, call: AnswerCall) -> AnswerOutcome:
         values = {"question": call.question, "question_id": call.question_id,
                   "state": call.state, "repeat": str(call.repeat), "seed": str(call.seed)}
-        body = render_body(self.config.body_template, values)
+        docs = ([{"id": i, "url": u, "text": t} for i, u, t in call.evidence.documents]
+                if call.evidence is not None and self.accepts_evidence else None)
+        body = render_body(self.config.body_template, values, docs)
         start = time.monotonic()
         headers = self._headers()
         replica, reply = await call_replica(

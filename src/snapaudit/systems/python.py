@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,17 @@ from snapaudit.systems.workers import WorkerPool, WorkerSpec
 
 __all__ = ["PythonCall", "PythonSystem", "code_identity", "load_target", "python_spec",
            "to_outcome", "traceback_tail"]
+
+
+def accepts_evidence(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` takes an ``evidence`` keyword: it then receives the counterfactual
+    documents of ``snapaudit attribute`` ((id, url, text) records) instead of retrieving."""
+    try:
+        param = inspect.signature(fn).parameters.get("evidence")
+    except (TypeError, ValueError):  # no signature (some builtins)
+        return False
+    return param is not None and param.kind in (inspect.Parameter.KEYWORD_ONLY,
+                                                inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
 def code_identity(target: str) -> dict[str, str]:
@@ -139,6 +150,7 @@ class PythonSystem:
             load_target(config.setup, search)  # an import error is a ConfigError now
         self._spec: dict[str, Any] | None = None
         is_async = inspect.iscoroutinefunction(fn)
+        self.accepts_evidence = accepts_evidence(fn)
         self.slots = config.slots(run.concurrency, is_async)
         self._calls: AsyncCalls | ThreadSlots | WorkerPool
         if config.isolation == "process":
@@ -157,8 +169,12 @@ class PythonSystem:
         return self._spec
 
     async def answer(self, call: AnswerCall) -> AnswerOutcome:
+        extra: dict[str, Any] = {}
+        if call.evidence is not None and self.accepts_evidence:  # snapaudit attribute's
+            extra["evidence"] = call.evidence.documents
         returned = await self._calls.call(PythonCall(
-            call.question, call.question_id, call.state, call.repeat, call.seed, call.attempt))
+            call.question, call.question_id, call.state, call.repeat, call.seed, call.attempt),
+            extra)
         return outcome_of(returned, self.state)
 
     async def aclose(self) -> None:

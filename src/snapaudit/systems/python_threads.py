@@ -116,8 +116,8 @@ class ThreadSlots:
         self._running: dict[tuple[str, str, int], Future[Returned]] = {}
         self._abandoned: dict[Future[Returned], float] = {}  # call -> when it was abandoned
 
-    async def call(self, call: PythonCall) -> Returned:
-        kwargs = await self._setup.kwargs()
+    async def call(self, call: PythonCall, extra: Mapping[str, Any] | None = None) -> Returned:
+        kwargs = {**await self._setup.kwargs(), **(extra or {})}
         earlier = self._running.get(_cell(call))
         if earlier is not None and not earlier.done():
             await self._wait_for(earlier)
@@ -198,8 +198,8 @@ class AsyncCalls:
         self._slots = asyncio.Semaphore(slots)
         self.watch = LoopWatch()
 
-    async def call(self, call: PythonCall) -> Returned:
-        kwargs = await self._setup.kwargs()
+    async def call(self, call: PythonCall, extra: Mapping[str, Any] | None = None) -> Returned:
+        kwargs = {**await self._setup.kwargs(), **(extra or {})}
         async with self._slots:
             self.watch.start()
             start = time.monotonic()

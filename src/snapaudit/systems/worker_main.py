@@ -51,10 +51,11 @@ def serve(conn: Connection, target: str, setup: str | None, search: str | None,
                 return
             if message[0] != "call":
                 return
+            kwargs_now = {**call_kwargs, **message[2]}  # with attribute's evidence, if any
             if loop is not None:
-                returned = loop.run_until_complete(call_async(fn, message[1], call_kwargs))
+                returned = loop.run_until_complete(call_async(fn, message[1], kwargs_now))
             else:
-                returned = call_sync(fn, message[1], call_kwargs)
+                returned = call_sync(fn, message[1], kwargs_now)
             _send(conn, returned)
     finally:
         if loop is not None:

@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import multiprocessing
 import signal
+from collections.abc import Mapping
 from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
 from typing import Any
@@ -134,7 +135,7 @@ class WorkerPool:
                 self._idle.put_nowait(None)
         return self._idle
 
-    async def call(self, call: PythonCall) -> Returned:
+    async def call(self, call: PythonCall, extra: Mapping[str, Any] | None = None) -> Returned:
         idle = self._queue()
         held = await idle.get()  # what goes back to the queue: a worker, or None
         try:
@@ -145,7 +146,7 @@ class WorkerPool:
                 held = await self._start()
             worker, held = held, None  # in flight: back to the queue only after its reply
             try:
-                worker.conn.send(("call", call))
+                worker.conn.send(("call", call, dict(extra or {})))
                 returned = await worker.receive(self._timeout_s)
             except TimeoutError:
                 self._drop(worker)

@@ -18,10 +18,23 @@ from typing import Any
 
 from snapaudit.errors import ConfigError, LockError
 from snapaudit.progress import Progress
+from snapaudit.run.after.attribution_systems import (
+    NEEDS_DOCUMENTS,
+    check_opt_in,
+    read_documents,
+    record_plan,
+)
+from snapaudit.run.after.attribution_table import (
+    Selection,
+    evidence_lists,
+    flagged_questions,
+    section,
+)
 from snapaudit.run.answers import max_answer_bytes
 from snapaudit.run.execution.interrupt import interruptible
 from snapaudit.run.execution.runner import RetryPolicy, run_cells
 from snapaudit.run.record import cohort
+from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.record.locks import (
     attribution_content,
     content_now,
@@ -36,16 +49,10 @@ from snapaudit.run.stages.answer import answer_rows
 from snapaudit.run.stages.base import retry_policy
 from snapaudit.run.stages.judge import labels_of_stage
 from snapaudit.run.stages.retrieval import locked_evidence
-from snapaudit.stats.attribution import attribute_question, attribution_table, entering
-from snapaudit.stats.churn import per_question
-from snapaudit.stats.flips import flip_ids
-from snapaudit.stats.kernels import AnswerGrid, ExactKernel, Kernel, SemanticKernel
-from snapaudit.stats.normalize import normalizer
+from snapaudit.stats.attribution import entering
 from snapaudit.systems.resources import RunResources
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
 
-NEEDS_TESTBED = ("attribution needs the built-in testbed (or a python target that accepts "
-                 "an `evidence` keyword)")
 MAX_CALLS_CAP = 2000
 
 
@@ -57,30 +64,20 @@ class AttributionOutcome:
     results_path: Path | None
 
 
-def flagged_questions(answers: Sequence[AnswerRow], protocol: Protocol, labels: Sequence[PairLabel],
-                      max_questions: int) -> tuple[list[str], set[str]]:
-    """Strict flips first, then the largest D_i > 0 (ties by question id); and the flips."""
-    grid = AnswerGrid.from_rows(answers)
-    old, new = protocol.states.old, protocol.states.new
-    kernel: Kernel = (SemanticKernel(labels, protocol.judge.name) if labels
-                      else ExactKernel(grid, normalizer(protocol.gold.benchmark)))
-    flips = flip_ids(kernel, grid, old, new)
-    pq = per_question(grid, kernel, old, new)
-    d = dict(zip(pq.question_ids, pq.d.tolist(), strict=True))
-    rest = sorted((q for q in d if d[q] > 0 and q not in flips), key=lambda q: (-d[q], q))
-    return [*flips, *rest][:max_questions], set(flips)
-
-
 def attribute_run(run_dir: Path, progress: Progress, *, max_questions: int = 50,
-                  max_calls: int | None = None, dry_run: bool = False) -> AttributionOutcome:
+                  max_calls: int | None = None, dry_run: bool = False,
+                  documents: Path | None = None) -> AttributionOutcome:
+    """``documents``: the JSONL documents file a Python or HTTP system's counterfactual
+    evidence is read from (:mod:`snapaudit.run.after.attribution_systems`)."""
     with interruptible() as run, RunDir(run_dir) as rd:
         outcome: AttributionOutcome = run(_attribute(rd, progress, max_questions, max_calls,
-                                                     dry_run))
+                                                     dry_run, documents))
         return outcome
 
 
 async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
-                     max_calls: int | None, dry_run: bool) -> AttributionOutcome:
+                     max_calls: int | None, dry_run: bool,
+                     documents: Path | None) -> AttributionOutcome:
     from snapaudit.run.systems import build_system, run_resources
 
     if not rd.initialized():
@@ -92,30 +89,24 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
     chain = verify_chain(ledger.locks(), content_now(ledger, protocol, base))
     if not any(r.stage == "gold" for r in chain):
         raise LockError("attribution needs a finished run (the gold lock): run it first")
-    if protocol.system.kind != "testbed":
-        raise ConfigError(NEEDS_TESTBED)
+    kind = protocol.system.kind
+    check_opt_in(protocol, protocol.states.new, base)
+    if kind != "testbed" and documents is None:
+        raise ConfigError(NEEDS_DOCUMENTS.format(kind=kind))
     manifest = cohort.read_manifest(rd.cohort_path)
     questions = {q.question_id: q.question for q in manifest}
     answers = answer_rows(ledger, manifest)
     labels = pair_labels_of(rd, protocol)
     old, new = protocol.states.old, protocol.states.new
-    chosen, flips = flagged_questions(answers, protocol, labels, max_questions)
-    evidence = locked_evidence(ledger)
-    plans = []
-    for qid in chosen:
-        ev_old, ev_new = evidence.get((qid, old)), evidence.get((qid, new))
-        if ev_old is None or ev_new is None:
-            raise ConfigError(NEEDS_TESTBED)
-        plans.append(stage.plan_question(qid, questions[qid], qid in flips, ev_old, ev_new))
-    repeats = protocol.design.repeats
-    by_endpoint: dict[tuple[str, str], list[tuple[AnswerRef, str]]] = {
-        (r.question_id, side): [] for r in answers for side in ("old", "new")}
-    for r in answers:
-        if r.state in (old, new):
-            by_endpoint[(r.question_id, "old" if r.state == old else "new")].append(
-                (AnswerRef(r.state, r.repeat), r.answer))
     judged = protocol.judge.kind in ("llm", "rule")
     judge_name = protocol.judge.name if judged else None
+    sel = Selection(old, new, protocol.judge.name if protocol.judge.kind != "none" else None,
+                    judged, protocol.gold.benchmark, max_questions)
+    chosen, flips = flagged_questions(answers, labels, sel)
+    plans = (_testbed_plans(ledger, chosen, flips, questions, old, new) if kind == "testbed"
+             else _record_plans(answers, chosen, flips, questions, old, new, documents))
+    repeats = protocol.design.repeats
+    by_endpoint = stage.endpoint_answers(answers, old, new)
     answer_keys = {stage.AttributionKey(p.question_id, v, r).encode()
                    for p in plans for v in p.variants for r in range(1, repeats + 1)}
     judge_keys = {stage.AttributionJudgeKey(p.question_id, v).encode()
@@ -138,15 +129,13 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
     if not locked:
         resources = run_resources(protocol)
         system = build_system(protocol, new, rd.path, base, resources)
-        from snapaudit.testbed.system import TestbedSystem
-
-        if not isinstance(system, TestbedSystem):
-            raise ConfigError(NEEDS_TESTBED)
         policy = retry_policy(protocol.run, protocol.design.seed)
         try:
+            seeds = stage.state_seeds(ledger, protocol.design.seed, (old, new))
             await run_cells(ledger, stage.STAGE,
-                            stage.answer_cells(system, new, plans, repeats,
-                                               max_answer_bytes(protocol)), policy, progress)
+                            stage.answer_cells(system, (old, new), plans, repeats,
+                                               max_answer_bytes(protocol), seeds,
+                                               protocol.design.seed), policy, progress)
             if judge_name is not None:
                 await _judge(rd, protocol, plans, by_endpoint, policy, progress, resources)
         finally:
@@ -156,12 +145,10 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
         record, digest = make_lock("attribution", dict(chain[-1].depends), content, chain)
         ledger.add_lock(record.seq, "attribution", record.model_dump(mode="json"), digest)
         progress.info(f"locked attribution ({digest[:12]})")
-    norm = normalizer(protocol.gold.benchmark)
-    agree = stage.agreements(ledger, judge_name, old, new, lambda a, b: norm(a) == norm(b),
-                             plans, by_endpoint)
-    table = attribution_table([
-        attribute_question(p.question_id, p.flip, p.old, p.new, agree.get(p.question_id, {}))
-        for p in plans])
+    table = section(answers, labels, sel, {p.question_id: (p.old, p.new) for p in plans},
+                    stage.ledger_cells(ledger, stage.STAGE),
+                    stage.ledger_cells(ledger, stage.judge_stage(judge_name))
+                    if judge_name is not None else [])
     results: dict[str, Any] = {}
     if rd.results_path.exists():
         import json
@@ -169,6 +156,33 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
         results = json.loads(rd.results_path.read_text(encoding="utf-8"))
     results["attribution"] = table
     return AttributionOutcome(planned, pending, table, rd.write_results(results))
+
+
+def _testbed_plans(ledger: Ledger, chosen: Sequence[str], flips: set[str],
+                   questions: Mapping[str, str], old: str, new: str
+                   ) -> list[stage.QuestionPlan]:
+    evidence = locked_evidence(ledger)
+    plans = []
+    for qid in chosen:
+        ev_old, ev_new = evidence.get((qid, old)), evidence.get((qid, new))
+        if ev_old is None or ev_new is None:
+            raise ConfigError(f"question {qid}: attribution needs locked evidence in both "
+                              f"states ({old} and {new}); a state without retrieval has none")
+        plans.append(stage.plan_question(qid, questions[qid], qid in flips, ev_old, ev_new))
+    return plans
+
+
+def _record_plans(answers: Sequence[AnswerRow], chosen: Sequence[str], flips: set[str],
+                  questions: Mapping[str, str], old: str, new: str, documents: Path | None
+                  ) -> list[stage.QuestionPlan]:
+    assert documents is not None
+    records = read_documents(documents)
+    lists = evidence_lists(answers, old, new)
+    missing = [q for q in chosen if q not in lists or not all(lists[q])]
+    if missing:
+        raise ConfigError(f"attribution needs the doc_ids the system's answers report; "
+                          f"question {missing[0]} has none in {old} or {new}")
+    return [record_plan(q, questions[q], q in flips, *lists[q], records) for q in chosen]
 
 
 def pair_labels_of(rd: RunDir, protocol: Protocol) -> list[PairLabel]:
@@ -189,8 +203,8 @@ async def _judge(rd: RunDir, protocol: Protocol, plans: Sequence[stage.QuestionP
     judge = build_judge(cfg, resources)
     ledger = rd.ledger()
     try:
-        cells = stage.judge_cells(judge, plans, by_endpoint,
-                                  stage.counterfactual_answers(ledger), protocol.design.seed)
+        cf = stage.counterfactual_answers(stage.ledger_cells(ledger, stage.STAGE))
+        cells = stage.judge_cells(judge, plans, by_endpoint, cf, protocol.design.seed)
         await run_cells(ledger, stage.judge_stage(judge.name), cells, policy, progress)
     finally:
         await judge.aclose()

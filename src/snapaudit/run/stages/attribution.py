@@ -6,27 +6,35 @@ key ``qid|variant|repeat`` (variants of :func:`snapaudit.stats.attribution.count
 request ``{"question_id", "variant", "repeat", "doc_ids", "evidence": sha256(rendered)}``,
 payload as an answer cell's; ``attribution:judge:<judge>`` one blind packet per
 (question, variant), key ``qid|variant``, holding the old answers, the new answers and the
-variant's answers (state :data:`CF_STATE`), payload as a judge cell's. Seeds come from the
-design seed with the stage name as tag (:func:`~snapaudit.run.execution.schedule.derive_seed`),
-so they differ from the answer stage's. The verdict table is
+variant's answers (state :data:`CF_STATE`), payload as a judge cell's.
+
+Common random numbers: the first attempt of a counterfactual cell draws with the seed that
+the answer of the same question and repeat was drawn with in the state the variant is built
+from (:func:`reference_side`: ``suff``/``set-in`` edit O, so the old state's seed; ``nec``/
+``set-out`` edit N, so the new state's). A counterfactual answer then differs from that
+state's answer only through its evidence, not through the draw. A retry after an unusable
+response draws the stage's own next seed (:func:`~snapaudit.run.execution.schedule.derive_seed`
+with the stage name as tag). The request binds the seed. The verdict table is
 :func:`snapaudit.stats.attribution.attribute_question` over the accepted cells.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from snapaudit.hashing import sha256_json
 from snapaudit.judge.base import Judge, judge_with_usage
 from snapaudit.judge.packets import LABELS, build_packet
 from snapaudit.run.execution.runner import CellResult, CellTask
+from snapaudit.run.execution.schedule import derive_seed
 from snapaudit.run.record.ledger import Ledger
-from snapaudit.run.stages.keys import JudgeKey
+from snapaudit.run.stages.keys import AnswerKey, JudgeKey
 from snapaudit.run.stages.payloads import answer_result, decode_labels, labels_payload
 from snapaudit.stats.attribution import Agreement, counterfactual_lists, majority_agreement
 from snapaudit.systems.base import AnswerCall, Evidence, System
-from snapaudit.tables import AnswerRef
+from snapaudit.tables import AnswerRef, AnswerRow
 from snapaudit.testbed.render import join_blocks, split_blocks
 
 STAGE = "attribution"
@@ -96,38 +104,100 @@ def plan_question(question_id: str, question: str, flip: bool, old: Evidence,
     return QuestionPlan(question_id, question, flip, old.doc_ids, new.doc_ids, variants)
 
 
-def answer_cells(system: System, state: str, plans: Sequence[QuestionPlan], repeats: int,
-                 max_bytes: int) -> list[CellTask]:
-    """Every counterfactual answer cell, question by question, variant by variant."""
+def reference_side(variant: str) -> str:
+    """``"old"`` for the variants that edit O (``suff<i>``, ``set-in``), else ``"new"``."""
+    return "old" if variant.startswith(("suff", "set-in")) else "new"
+
+
+def state_seeds(ledger: Ledger, design_seed: int, states: Sequence[str]
+                ) -> dict[tuple[str, str, int], int]:
+    """(question, state, repeat) -> the seed its accepted answer was drawn with."""
+    out: dict[tuple[str, str, int], int] = {}
+    for cell in ledger.cells("answer"):
+        key = AnswerKey.decode(cell.cell_key)
+        if key.state in states:
+            index = ledger.seed_index("answer", cell.cell_key, ledger.attempt_no(cell.attempt_id))
+            out[(key.question_id, key.state, key.repeat)] = derive_seed(
+                design_seed, "answer", cell.cell_key, index)
+    return out
+
+
+def answer_cells(system: System, states: tuple[str, str], plans: Sequence[QuestionPlan],
+                 repeats: int, max_bytes: int, seeds: Mapping[tuple[str, str, int], int],
+                 design_seed: int) -> list[CellTask]:
+    """Every counterfactual answer cell, question by question, variant by variant, answered
+    by ``system`` (the new state's); ``states`` = (old, new), ``seeds`` as
+    :func:`state_seeds` gives them."""
     cells: list[CellTask] = []
     for plan in plans:
         for variant, evidence in plan.variants.items():
+            ref = states[0] if reference_side(variant) == "old" else states[1]
             for repeat in range(1, repeats + 1):
-                cells.append(_answer_cell(system, state, plan, variant, evidence, repeat,
-                                          max_bytes))
+                key = AttributionKey(plan.question_id, variant, repeat).encode()
+                cells.append(_answer_cell(
+                    system, states[1], plan, variant, evidence, repeat, max_bytes, ref,
+                    seeds[(plan.question_id, ref, repeat)],
+                    derive_seed(design_seed, STAGE, key, 1)))
     return cells
 
 
 def _answer_cell(system: System, state: str, plan: QuestionPlan, variant: str,
-                 evidence: Evidence, repeat: int, max_bytes: int) -> CellTask:
+                 evidence: Evidence, repeat: int, max_bytes: int, reference: str,
+                 reference_seed: int, first_seed: int) -> CellTask:
     qid = plan.question_id
 
     async def call(attempt: int, seed: int) -> CellResult:
-        out = await system.answer(AnswerCall(qid, plan.question, state, repeat, attempt, seed,
+        drawn = reference_seed if seed == first_seed else seed  # first seed index: the state's
+        out = await system.answer(AnswerCall(qid, plan.question, state, repeat, attempt, drawn,
                                              evidence))
         return answer_result(out, max_bytes)
 
     request = {"question_id": qid, "variant": variant, "repeat": repeat,
-               "doc_ids": list(evidence.doc_ids), "evidence": sha256_json(evidence.rendered)}
+               "doc_ids": list(evidence.doc_ids), "evidence": sha256_json(evidence.rendered),
+               "seed": {"state": reference, "seed": reference_seed}}
     return CellTask(AttributionKey(qid, variant, repeat).encode(), request, call)
 
 
-def counterfactual_answers(ledger: Ledger) -> dict[tuple[str, str], dict[int, str]]:
-    """(question, variant) -> repeat -> accepted counterfactual answer."""
+Payloads = Iterable[tuple[str, Mapping[str, Any]]]  # (cell key, payload) of accepted cells
+
+
+def ledger_cells(ledger: Ledger, stage: str) -> list[tuple[str, dict[str, Any]]]:
+    return [(cell.cell_key, cell.payload) for cell in ledger.cells(stage)]
+
+
+def counterfactual_answers(cells: Payloads) -> dict[tuple[str, str], dict[int, str]]:
+    """(question, variant) -> repeat -> accepted counterfactual answer, from the
+    ``attribution`` cells."""
     out: dict[tuple[str, str], dict[int, str]] = {}
-    for cell in ledger.cells(STAGE):
-        key = AttributionKey.decode(cell.cell_key)
-        out.setdefault((key.question_id, key.variant), {})[key.repeat] = cell.payload["answer"]
+    for cell_key, payload in cells:
+        key = AttributionKey.decode(cell_key)
+        out.setdefault((key.question_id, key.variant), {})[key.repeat] = str(payload["answer"])
+    return out
+
+
+def judge_tables(cells: Payloads, judge: str
+                 ) -> dict[tuple[str, str], dict[tuple[AnswerRef, AnswerRef], bool]]:
+    """(question, variant) -> answer pair (both orders) -> the judge's label, from the
+    ``attribution:judge:<judge>`` cells."""
+    out: dict[tuple[str, str], dict[tuple[AnswerRef, AnswerRef], bool]] = {}
+    for cell_key, payload in cells:
+        key = AttributionJudgeKey.decode(cell_key)
+        table = out.setdefault((key.question_id, key.variant), {})
+        for lab in decode_labels(key.question_id, payload, judge):
+            table[(lab.a, lab.b)] = table[(lab.b, lab.a)] = lab.same
+    return out
+
+
+def endpoint_answers(rows: Iterable[AnswerRow], old: str, new: str
+                     ) -> dict[tuple[str, str], list[tuple[AnswerRef, str]]]:
+    """(question, "old"|"new") -> the locked answers of that endpoint, repeat order."""
+    out: dict[tuple[str, str], list[tuple[AnswerRef, str]]] = {}
+    for r in sorted(rows, key=lambda r: (r.question_id, r.state, r.repeat)):
+        out.setdefault((r.question_id, "old"), [])
+        out.setdefault((r.question_id, "new"), [])
+        if r.state in (old, new):
+            out[(r.question_id, "old" if r.state == old else "new")].append(
+                (AnswerRef(r.state, r.repeat), r.answer))
     return out
 
 
@@ -165,25 +235,17 @@ def _judge_cell(judge: Judge, key: AttributionJudgeKey, question: str,
     return CellTask(key.encode(), request, call)
 
 
-def agreements(ledger: Ledger, judge: str | None, old: str, new: str,
-               same_text: Callable[[str, str], bool], plans: Sequence[QuestionPlan],
+def agreements(cf: Mapping[tuple[str, str], Mapping[int, str]],
+               labelled: Mapping[tuple[str, str], Mapping[tuple[AnswerRef, AnswerRef], bool]],
+               same_text: Callable[[str, str], bool], variants: Mapping[str, Iterable[str]],
                answers: Mapping[tuple[str, str], Sequence[tuple[AnswerRef, str]]]
                ) -> dict[str, dict[str, list[Agreement]]]:
     """question -> variant -> one Agreement per repeat: a counterfactual answer agrees with
     an endpoint answer when their normalized texts are equal (the exact kernel) or the judge
-    labelled the pair the same."""
-    labelled: dict[tuple[str, str], dict[tuple[AnswerRef, AnswerRef], bool]] = {}
-    if judge is not None:
-        for cell in ledger.cells(judge_stage(judge)):
-            key = AttributionJudgeKey.decode(cell.cell_key)
-            table = labelled.setdefault((key.question_id, key.variant), {})
-            for lab in decode_labels(key.question_id, cell.payload, judge):
-                table[(lab.a, lab.b)] = table[(lab.b, lab.a)] = lab.same
-    cf = counterfactual_answers(ledger)
+    labelled the pair the same. ``variants``: question -> its variant names."""
     out: dict[str, dict[str, list[Agreement]]] = {}
-    for plan in plans:
-        qid = plan.question_id
-        for variant in plan.variants:
+    for qid, names in variants.items():
+        for variant in names:
             table = labelled.get((qid, variant), {})
             row = []
             for repeat, text in sorted(cf.get((qid, variant), {}).items()):
