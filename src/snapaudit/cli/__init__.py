@@ -83,20 +83,26 @@ def cli(ctx: click.Context) -> None:
 
 def main(argv: list[str] | None = None) -> Any:
     """Console entry point: every error becomes one clear message and an exit code; no
-    Python traceback reaches a user (set SNAPAUDIT_TRACEBACK=1 to see one)."""
+    Python traceback reaches a user (set SNAPAUDIT_TRACEBACK=1 to see one). Only the
+    program itself (``argv`` None: the command line) may end the process at once past an
+    abandoned call; a caller that passes ``argv`` (a test, an embedding application) gets
+    SystemExit as usual, its own process and threads untouched."""
+    program = argv is None
     try:
         return cli.main(args=argv, standalone_mode=False)
     except (click.exceptions.Abort, KeyboardInterrupt):
         _ignore_sigint()  # exiting: a further Ctrl-C must not turn 130 into a traceback
         click.echo("aborted", err=True)
-        _exit_now_if_a_model_call_was_abandoned(130)
+        if program:
+            _exit_now_if_a_model_call_was_abandoned(130)
         sys.exit(130)
     except click.ClickException as exc:
         exc.show()
         sys.exit(2)
     except SnapauditError as exc:
         click.echo(f"error: {redact_message(str(exc))}", err=True)
-        _exit_now_if_a_model_call_was_abandoned(exc.exit_code)
+        if program:
+            _exit_now_if_a_model_call_was_abandoned(exc.exit_code)
         sys.exit(exc.exit_code)
     except OSError as exc:
         if os.environ.get("SNAPAUDIT_TRACEBACK"):
