@@ -49,7 +49,13 @@ class SetupOnce:
         self._kwargs: dict[str, Any] | None = None if setup else self._base
         self._lock: asyncio.Lock | None = None
 
-    async def kwargs(self) -> dict[str, Any]:
+    async def kwargs(self, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The call's kwargs: the state's, ``resources`` (with a setup), then ``extra`` (the
+        evidence ``snapaudit attribute`` gives)."""
+        base = await self._ready()
+        return {**base, **extra} if extra else base
+
+    async def _ready(self) -> dict[str, Any]:
         if self._kwargs is not None:
             return self._kwargs
         if self._lock is None:
@@ -117,7 +123,7 @@ class ThreadSlots:
         self._abandoned: dict[Future[Returned], float] = {}  # call -> when it was abandoned
 
     async def call(self, call: PythonCall, extra: Mapping[str, Any] | None = None) -> Returned:
-        kwargs = {**await self._setup.kwargs(), **(extra or {})}
+        kwargs = await self._setup.kwargs(extra)
         earlier = self._running.get(_cell(call))
         if earlier is not None and not earlier.done():
             await self._wait_for(earlier)
@@ -199,7 +205,7 @@ class AsyncCalls:
         self.watch = LoopWatch()
 
     async def call(self, call: PythonCall, extra: Mapping[str, Any] | None = None) -> Returned:
-        kwargs = {**await self._setup.kwargs(), **(extra or {})}
+        kwargs = await self._setup.kwargs(extra)
         async with self._slots:
             self.watch.start()
             start = time.monotonic()
