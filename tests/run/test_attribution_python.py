@@ -37,8 +37,12 @@ def _documents(tmp: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_a_python_target_with_an_evidence_keyword_is_attributed(tmp_path: Path) -> None:
-    run_dir = _run(tmp_path, OLD, NEW)
+@pytest.mark.parametrize("isolation", ["thread", "process"])
+def test_a_python_target_with_an_evidence_keyword_is_attributed(tmp_path: Path,
+                                                                isolation: str) -> None:
+    # the evidence reaches the target in the state's own runner (a worker process too)
+    line = f'\nisolation = "{isolation}"'
+    run_dir = _run(tmp_path, OLD + line, NEW + line)
     with pytest.raises(ConfigError, match=re.escape(NEEDS_DOCUMENTS.format(kind="python"))):
         attribute_run(run_dir, SilentProgress())
     outcome = attribute_run(run_dir, SilentProgress(), documents=_documents(tmp_path))
