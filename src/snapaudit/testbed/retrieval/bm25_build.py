@@ -1,9 +1,13 @@
 """Building the BM25 statistics of a corpus: one task per (shard, segment), any engine.
 
-A segment is a fixed range of shard rows: :func:`segment_rows` gives the first of each shard
-a quarter of ``segment_docs`` rows and the second half, the others ``segment_docs`` (the last
+A segment is a fixed range of shard rows: :func:`segment_rows` gives the first four of each
+shard 1/16, 1/8, 1/4 and 1/2 of ``segment_docs`` rows, the others ``segment_docs`` (the last
 one shorter). Small first segments fill early in ingest, so that index tasks start on a
-second core after a tenth of the input, not a third, and keep it busy from then on.
+second core soon after ingest starts and keep it busy from then on, also when a shard holds
+fewer than ``segment_docs`` rows (at 100,000 documents in 7 shards, the first segments fill
+after a fifth of the input; with a quarter first they filled at seven eighths, and the second
+core waited for ingest to end). A query costs the same whatever the number of segments
+(:mod:`snapaudit.testbed.retrieval.bm25_prefix` joins them).
 Its task reads only its byte range of the shard file, counts terms in batches of
 ``BATCH_DOCS`` documents (:func:`~snapaudit.testbed.retrieval.bm25_count.count_batch`) and
 writes one CSR segment plus the segment's document lengths. Its output depends on nothing
@@ -70,9 +74,9 @@ def _batches(path: Path, byte_lo: int, byte_hi: int) -> Iterator[list[str]]:
 
 
 def segment_rows(seg: int, segment_docs: int) -> int:
-    """Rows of segment ``seg`` of a shard (the last one may be shorter): a quarter, then half
+    """Rows of segment ``seg`` of a shard (the last one may be shorter): 1/16, 1/8, 1/4, 1/2
     of ``segment_docs``, then ``segment_docs`` (at least one row)."""
-    return max(1, segment_docs >> max(0, 2 - seg))
+    return max(1, segment_docs >> max(0, 4 - seg))
 
 
 def _text(line: bytes) -> str:
