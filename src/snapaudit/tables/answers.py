@@ -246,9 +246,13 @@ def read_labels(path: str | Path, answers: Sequence[AnswerRow] | None = None, *,
     """Read pair labels JSONL; with ``answers``, also check every label names a known answer
     (the fast reader tried as :func:`use_fast_reader` says)."""
     if use_fast_reader(path, fast, LABELS_FAST_MIN_BYTES):
-        from snapaudit.tables.columnar import fast_labels
+        from snapaudit.tables.templatelabels import template_labels
 
-        table = fast_labels(path)
+        table = template_labels(path)  # the usual layouts, without pyarrow's import or parse
+        if table is None:
+            from snapaudit.tables.columnar import fast_labels
+
+            table = fast_labels(path)
         if table is not None and table.clean(answers):
             return table
     elif fast is None and _regular_size(path) > 0:
