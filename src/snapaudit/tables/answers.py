@@ -138,9 +138,13 @@ def read_answers(path: str | Path, *, fast: bool | None = None) -> Sequence[Answ
     :class:`AnswerTable` (the same rows, kept as columns) when the fast reader vouches
     (tried as :func:`use_fast_reader` says)."""
     if use_fast_reader(path, fast):
-        from snapaudit.tables.columnar import fast_answers
+        from snapaudit.tables.templateanswers import template_answers
 
-        table = fast_answers(path)
+        table = template_answers(path)  # the usual layouts, without pyarrow's import or parse
+        if table is None:
+            from snapaudit.tables.columnar import fast_answers
+
+            table = fast_answers(path)
         if table is not None and all(STATE_NAME.match(s) for s in table.states) \
                 and all(a.strip() for a in table.answer_codes[0]):  # each distinct answer
             return table  # else the line-by-line reader below names the bad line

@@ -58,7 +58,7 @@ def template_labels(path: str | Path, *, block: int = BLOCK, chunk: int = CHUNK
     one template throughout, or None (see the module doc). The file is read ``block`` bytes
     at a time (cut at a newline), checked ``chunk`` lines at a time."""
     try:
-        codes, cols = read_columns(Path(path), TEMPLATES, block, chunk)
+        _, codes, cols = read_columns(Path(path), TEMPLATES, block, chunk)
     except (Decline, UnicodeDecodeError, OSError):
         return None
     judges = codes["judge"].values

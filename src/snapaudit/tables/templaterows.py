@@ -41,7 +41,8 @@ def _word(text: bytes) -> np.uint64:
 
 
 def compile_template(tokens: list[Token]) -> Template:
-    """The template of ``tokens``: adjacent constants joined; a repeat's stop byte noted."""
+    """The template of ``tokens``: adjacent constants joined; each value's stop byte (the
+    next constant's first) noted."""
     out: Template = []
     for token in tokens:
         if isinstance(token, str):
@@ -51,13 +52,12 @@ def compile_template(tokens: list[Token]) -> Template:
                 out.append(("c", "", token.encode()))
         else:
             out.append((token[0], token[1], b""))
-    return [(kind, name, out[i + 1][2][:1] if kind == "i" else text)
+    return [(kind, name, text if kind == "c" else out[i + 1][2][:1])
             for i, (kind, name, text) in enumerate(out)]
 
 
-
-
-_VALUE = {"s": b'[^"\\\\\x00-\x1f]*', "i": b"[1-9][0-9]{0,6}", "b": b"(?:true|false)"}
+_VALUE = {"s": b'[^"\\\\\x00-\x1f]*', "l": b"[^\\]\\\\\x00-\x1f]*", "i": b"[1-9][0-9]{0,6}",
+          "b": b"(?:true|false)"}
 
 
 def pick(templates: list[Template], line: bytes) -> Template:
@@ -136,13 +136,13 @@ class Rows:
         if self.classes is not None:
             self.classes = [(col + len(text), mask) for col, mask in self.classes]
 
-    def string(self) -> np.ndarray:
+    def string(self, stop: bytes) -> np.ndarray:
         """Each row's string up to its closing quote, as keys of packed words (n, k)."""
         length = np.full(self.n, -1, dtype=np.int64)
         words = []
         for j in range(self.width // 8):
             words.append(self.word(j))
-            at = _first(words[-1], 0x22)
+            at = _first(words[-1], stop[0])
             if j == 0 and (at >= 0).all():
                 length = at
                 break
@@ -257,8 +257,8 @@ def _chunk(rows: Rows, template: Template, codes: dict[str, Codes],
     for kind, name, text in template:
         if kind == "c":
             rows.const(text)
-        elif kind == "s":
-            cols[name].append(codes[name].codes(rows.string()))
+        elif kind in "sl":
+            cols[name].append(codes[name].codes(rows.string(text)))
         elif kind == "i":
             cols[name].append(rows.repeat(text))
         else:
@@ -267,13 +267,14 @@ def _chunk(rows: Rows, template: Template, codes: dict[str, Codes],
 
 
 def read_columns(path: Path, templates: list[Template], block: int = BLOCK, chunk: int = CHUNK
-                 ) -> tuple[dict[str, Codes], dict[str, np.ndarray]]:
-    """(codes of each string field, column of each field) of a file whose every line follows
-    the one of ``templates`` that its first line follows (these share their fields)."""
+                 ) -> tuple[Template, dict[str, Codes], dict[str, np.ndarray]]:
+    """(the template, codes of each string field, column of each field) of a file whose every
+    line follows the one of ``templates`` that its first line follows. A list field ("l") is
+    coded as a string: its text between the brackets (up to the first ``]``)."""
     buf = bytearray(block + MAX_LINE + 32)  # room for a row's width past the last line
     data = np.frombuffer(buf, dtype=np.uint8)
-    codes = {name: Codes() for kind, name, _ in templates[0] if kind == "s"}
-    cols: dict[str, list[np.ndarray]] = {name: [] for _, name, _ in templates[0] if name}
+    codes: dict[str, Codes] = {}
+    cols: dict[str, list[np.ndarray]] = {}
     template: Template | None = None
     carry = 0
     with open(path, "rb", buffering=0) as f:
@@ -291,11 +292,13 @@ def read_columns(path: Path, templates: list[Template], block: int = BLOCK, chun
             cut = int(ends[-1]) + 1
             if template is None:
                 template = pick(templates, bytes(buf[:int(ends[0])]))
+                codes = {name: Codes() for kind, name, _ in template if kind in "sl"}
+                cols = {name: [] for _, name, _ in template if name}
             _block(buf, cut, ends, chunk, template, codes, cols)
             carry = size - cut
             buf[:carry] = buf[cut:size]
             if not got:
                 break
-    if not next(iter(cols.values())):
+    if template is None:
         raise Decline  # no line
-    return codes, {name: np.concatenate(parts) for name, parts in cols.items()}
+    return template, codes, {name: np.concatenate(parts) for name, parts in cols.items()}
