@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from snapaudit.errors import InputError
-from snapaudit.tables import AnswerRow, AnswerTable, read_answers, write_answers
-from snapaudit.tables.columnar import fast_answers
-from snapaudit.tables.templateanswers import template_answers
+from snapaudit.tables import AnswerRow, AnswerTable, read_answers, read_gold, write_answers
+from snapaudit.tables.columnar import fast_answers, fast_gold
+from snapaudit.tables.templateanswers import template_answers, template_gold
 
 SIZES = [{}, {"block": 2048, "chunk": 7}, {"block": 1500, "chunk": 1}]
 
@@ -153,3 +153,38 @@ def test_one_repeat_and_no_final_newline(tmp_path: Path) -> None:
     _check(path, False)  # fewer than 2 repeats: the line reader's error
     path.write_text("\n".join(BASE), encoding="utf-8")
     _check(path, True)
+
+
+GOLD = [f'{{"question_id": "q{i}", "answers": ["a{i}", "the a{i}"]}}' for i in range(30)]
+
+
+@pytest.mark.parametrize("text", [
+    "\n".join(GOLD) + "\n",
+    "\n".join(GOLD).replace(', "the a7"', "") + "\n",  # one alias
+    "\n".join(GOLD).replace("q3", "qü ] 日") + "\n",
+    "\n".join(json.dumps(json.loads(x), separators=(",", ":"), sort_keys=True)
+              for x in GOLD) + "\n",
+])
+def test_gold_equals_the_pyarrow_dict(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "gold.jsonl"
+    path.write_text(text, encoding="utf-8")
+    expected = fast_gold(path)
+    assert expected is not None
+    for size in SIZES:
+        gold = template_gold(path, **size)
+        assert gold == expected and list(gold) == list(expected), size
+    assert read_gold(path, fast=True) == read_gold(path, fast=False)
+
+
+@pytest.mark.parametrize("old, new", [
+    ('"q7"', '"q6"'),  # a question twice
+    ('["a7", "the a7"]', "[]"), ('["a7", "the a7"]', "null"), ('"a7"', '"a\\"7"'),
+    ('"a7"', "7"), ('"the a7"]', '"the a7"], "x": 1'), ('"a7", "the a7"', '"a7","the a7"'),
+])
+def test_gold_declined(tmp_path: Path, old: str, new: str) -> None:
+    path = tmp_path / "gold.jsonl"
+    path.write_text("\n".join([*GOLD[:7], GOLD[7].replace(old, new), *GOLD[8:]]) + "\n",
+                    encoding="utf-8")
+    assert old in GOLD[7]
+    for size in SIZES:
+        assert template_gold(path, **size) is None, size

@@ -1,4 +1,4 @@
-"""Answers files in the layouts snapaudit's writers and benches emit, read with numpy.
+"""Answers (and gold) files in the layouts snapaudit's writers and benches emit, read with numpy.
 
 ``write_answers`` writes ``json.dumps(..., sort_keys=True)`` lines; the benches and most
 hand-written files use the documented key order (question_id, state, repeat, answer, doc_ids,
@@ -45,7 +45,7 @@ def _template(order: tuple[str, ...], item: str, key: str) -> Template:
         tokens += [item] * bool(i) + [f'"{name}"{key}']
         if name == "repeat":
             tokens.append(("i", name))
-        elif name == "doc_ids":
+        elif name in ("doc_ids", "answers"):
             tokens += ["[", ("l", name), "]"]
         else:
             tokens += ['"', ("s", name), '"']
@@ -62,6 +62,13 @@ for _extra in ((), ("doc_ids",), ("question",), ("doc_ids", "question")):
             TEMPLATES.append(_template(tuple(f for f in _order if f in REQUIRED + _extra),
                                        _item, _key))
             SEPARATOR[id(TEMPLATES[-1])] = _item
+
+
+GOLD: list[Template] = []
+for _order in (("question_id", "answers"), ("answers", "question_id")):
+    for _item, _key in ((", ", ": "), (",", ":")):
+        GOLD.append(_template(_order, _item, _key))
+        SEPARATOR[id(GOLD[-1])] = _item
 
 
 def _ids(text: str, quoted: str) -> tuple[str, ...]:
@@ -113,3 +120,20 @@ def template_answers(path: str | Path, *, block: int = BLOCK, chunk: int = CHUNK
         codes["question"].values, cols["question"])
     return AnswerTable(qids, states, q, s, repeat, _per_row(values, answer), doc_ids,
                        questions, (values, answer.astype(np.int64)))
+
+
+def template_gold(path: str | Path, *, block: int = BLOCK, chunk: int = CHUNK
+                  ) -> dict[str, tuple[str, ...]] | None:
+    """What :func:`~snapaudit.tables.columnar.fast_gold` returns for a gold JSONL file that
+    follows one template throughout (``question_id`` and a non-empty ``answers`` list on each
+    line, no question twice), or None."""
+    try:
+        template, codes, cols = read_columns(Path(path), GOLD, block, chunk)
+        quoted = f'"{SEPARATOR[id(template)]}"'
+        aliases = [_ids(text, quoted) for text in codes["answers"].values]
+    except (Decline, UnicodeDecodeError, OSError):
+        return None
+    qids = codes["question_id"].values
+    if len(qids) != len(cols["question_id"]) or not all(aliases):
+        return None  # a question twice, or one without answers
+    return dict(zip(qids, _per_row(aliases, cols["answers"]), strict=True))
