@@ -17,7 +17,7 @@ a hole).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -53,22 +53,23 @@ def _template(order: tuple[str, ...], item: str, key: str) -> Template:
     return compile_template(tokens)
 
 
-REQUIRED = ("question_id", "state", "repeat", "answer")
-TEMPLATES: list[Template] = []
 SEPARATOR: dict[int, str] = {}  # id of a template: its item separator
-for _extra in ((), ("doc_ids",), ("question",), ("doc_ids", "question")):
-    for _order in ORDERS:
-        for _item, _key in ((", ", ": "), (",", ":")):
-            TEMPLATES.append(_template(tuple(f for f in _order if f in REQUIRED + _extra),
-                                       _item, _key))
-            SEPARATOR[id(TEMPLATES[-1])] = _item
 
 
-GOLD: list[Template] = []
-for _order in (("question_id", "answers"), ("answers", "question_id")):
-    for _item, _key in ((", ", ": "), (",", ":")):
-        GOLD.append(_template(_order, _item, _key))
-        SEPARATOR[id(GOLD[-1])] = _item
+def _family(orders: Iterable[tuple[str, ...]]) -> list[Template]:
+    out = []
+    for order in orders:
+        for item, key in ((", ", ": "), (",", ":")):
+            out.append(_template(order, item, key))
+            SEPARATOR[id(out[-1])] = item
+    return out
+
+
+REQUIRED = ("question_id", "state", "repeat", "answer")
+TEMPLATES = _family(tuple(f for f in order if f in REQUIRED + extra)
+                    for extra in ((), ("doc_ids",), ("question",), ("doc_ids", "question"))
+                    for order in ORDERS)
+GOLD = _family([("question_id", "answers"), ("answers", "question_id")])
 
 
 def _ids(text: str, quoted: str) -> tuple[str, ...]:
