@@ -71,13 +71,16 @@ def pick(templates: list[Template], line: bytes) -> Template:
 
 
 def _first(word: np.ndarray, byte: int) -> np.ndarray:
-    """Index of the first byte equal to ``byte`` in each word (little-endian), negative
+    """Index (uint8) of the first byte equal to ``byte`` in each word (little-endian), 8
     where there is none."""
     t = word ^ (_ONES * _U(byte))
-    zero = (t - _ONES) & ~t & _HIGH  # exact at the lowest zero byte
-    low = zero & (_U(0) - zero)
-    exponent: np.ndarray = (low.astype(np.float64).view(np.int64) >> 52) - 1030
-    return exponent >> 3
+    zero = t - _ONES
+    np.bitwise_and(zero, ~t, out=zero)
+    zero &= _HIGH  # the high bit of each zero byte of t; exact at the lowest one
+    below = zero - _U(1)
+    np.bitwise_and(below, ~zero, out=below)  # the bits below the lowest: 8 i + 7 of them
+    index: np.ndarray = np.bitwise_count(below) >> 3
+    return index
 
 
 class Rows:
@@ -143,11 +146,11 @@ class Rows:
         for j in range(self.width // 8):
             words.append(self.word(j))
             at = _first(words[-1], stop[0])
-            if j == 0 and (at >= 0).all():
-                length = at
+            if j == 0 and int(at.max()) < 8:
+                length = at.astype(np.int64)
                 break
-            hit = (length < 0) & (at >= 0)
-            length[hit] = 8 * j + at[hit]
+            hit = (length < 0) & (at < 8)
+            length[hit] = at[hit].astype(np.int64) + 8 * j
             if (length >= 0).all():
                 break
         else:
@@ -163,8 +166,8 @@ class Rows:
     def repeat(self, stop: bytes) -> np.ndarray:
         """Each row's repeat: 1 to 7 digits, no leading zero, then the byte ``stop``."""
         word = self.word(0)
-        length = _first(word, stop[0])
-        if length.min() < 1:
+        length = _first(word, stop[0]).astype(np.int64)
+        if length.min() < 1 or length.max() > 7:
             raise Decline
         mask = MASKS[length]
         if (((word & _HIGH4) ^ _DIGIT) & mask).any() or (
