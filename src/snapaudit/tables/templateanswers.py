@@ -102,7 +102,7 @@ def template_answers(path: str | Path, *, block: int = BLOCK, chunk: int = CHUNK
         quoted = f'"{SEPARATOR[id(template)]}"'
         docs = [_ids(text, quoted) for text in codes["doc_ids"].values] \
             if "doc_ids" in codes else None
-    except (Decline, UnicodeDecodeError, OSError):
+    except (Decline, UnicodeDecodeError, OSError, IndexError):  # IndexError: never seen
         return None
     repeat = cols["repeat"].astype(np.int64)
     if int(repeat.max()) < 2:
@@ -132,7 +132,7 @@ def template_gold(path: str | Path, *, block: int = BLOCK, chunk: int = CHUNK
         template, codes, cols = read_columns(Path(path), GOLD, block, chunk)
         quoted = f'"{SEPARATOR[id(template)]}"'
         aliases = [_ids(text, quoted) for text in codes["answers"].values]
-    except (Decline, UnicodeDecodeError, OSError):
+    except (Decline, UnicodeDecodeError, OSError, IndexError):  # IndexError: never seen
         return None
     qids = codes["question_id"].values
     if len(qids) != len(cols["question_id"]) or not all(aliases):

@@ -59,7 +59,7 @@ def template_labels(path: str | Path, *, block: int = BLOCK, chunk: int = CHUNK
     at a time (cut at a newline), checked ``chunk`` lines at a time."""
     try:
         _, codes, cols = read_columns(Path(path), TEMPLATES, block, chunk)
-    except (Decline, UnicodeDecodeError, OSError):
+    except (Decline, UnicodeDecodeError, OSError, IndexError):  # IndexError: never seen
         return None
     judges = codes["judge"].values
     if "" in judges:

@@ -98,6 +98,7 @@ class Rows:
         self.flat = np.ndarray((n * width - 7,), dtype="<u8", buffer=self.m, strides=(1,))
         self.off = np.zeros(n, dtype=np.int64)
         self.classes: list[tuple[int, np.ndarray | None]] | None = [(0, None)]
+        self.at = self.off  # each row's cursor in ``flat`` (kept when there are no classes)
 
     def _moved(self) -> None:
         if (self.off > self.lens).any():
@@ -109,6 +110,8 @@ class Rows:
         present = (np.flatnonzero(np.bincount(self.off - lo)) + lo).tolist()
         self.classes = None if len(present) > CLASSES else [
             (c, self.off == c) for c in present]
+        if self.classes is None:
+            self.at = np.arange(0, self.n * self.width, self.width, dtype=np.int64) + self.off
 
     def _column(self, col: int) -> np.ndarray:
         if col > self.width - 8:
@@ -118,9 +121,9 @@ class Rows:
 
     def word(self, j: int) -> np.ndarray:
         """The 8 bytes at each row's cursor + 8 * j."""
-        if self.classes is None:
-            at = np.arange(self.n, dtype=np.int64) * self.width + self.off + 8 * j
-            gathered: np.ndarray = self.flat[np.minimum(at, self.flat.size - 1)]
+        if self.classes is None:  # one gather; past the last row only for j > 0
+            at = self.at if j == 0 else np.minimum(self.at + 8 * j, self.flat.size - 1)
+            gathered: np.ndarray = self.flat[at]
             return gathered
         (col, _), *rest = self.classes
         out = self._column(col + 8 * j)
@@ -136,11 +139,13 @@ class Rows:
             if not ((self.word(j // 8) & MASKS[len(chunk)]) == _word(chunk)).all():
                 raise Decline
         self.off += len(text)
-        if self.classes is not None:
+        if self.classes is None:
+            self.at += len(text)
+        else:
             self.classes = [(col + len(text), mask) for col, mask in self.classes]
 
-    def string(self, stop: bytes) -> np.ndarray:
-        """Each row's string up to its closing quote, as keys of packed words (n, k)."""
+    def string(self, stop: bytes) -> list[np.ndarray]:
+        """Each row's string up to the byte ``stop``, as a key: columns of packed words."""
         length = np.full(self.n, -1, dtype=np.int64)
         words = []
         for j in range(self.width // 8):
@@ -156,9 +161,7 @@ class Rows:
         else:
             raise Decline
         k = max(1, (int(length.max()) + 7) // 8)
-        keys = np.empty((self.n, k), dtype=np.uint64)
-        for j in range(k):
-            keys[:, j] = words[j] & MASKS[np.clip(length - 8 * j, 0, 8)]
+        keys = [words[j] & MASKS[np.clip(length - 8 * j, 0, 8)] for j in range(k)]
         self.off += length
         self._moved()
         return keys
@@ -220,30 +223,53 @@ class Codes:
                     self.values.append(text)
         return found  # type: ignore[return-value]  # no None left
 
-    def codes(self, keys: np.ndarray) -> np.ndarray:
-        """The code of each row's key (no key holds a NUL byte: the padding is unambiguous)."""
-        n, k = keys.shape
-        change = (keys[1:] != keys[:-1]).any(axis=1)
+    def codes(self, keys: list[np.ndarray]) -> np.ndarray:
+        """The code of each row's key, given as its columns of packed words (no key holds a
+        NUL byte: the zero padding is unambiguous)."""
+        n, k = len(keys[0]), len(keys)
+        change = keys[0][1:] != keys[0][:-1]
+        for col in keys[1:]:
+            change |= col[1:] != col[:-1]
         starts = np.concatenate(([0], np.flatnonzero(change) + 1))
-        runs = keys[starts]
+        runs = [col[starts] for col in keys]
         run_codes = np.full(len(starts), -1, dtype=np.int32)
         if len(self.values) <= 16:
             for raw, code in self.index.items():
                 if len(raw) <= 8 * k:
                     row = np.frombuffer(raw.ljust(8 * k, b"\0"), dtype="<u8")
-                    run_codes[(runs == row).all(axis=1)] = code
+                    hit = runs[0] == row[0]
+                    for col, word in zip(runs[1:], row[1:].tolist(), strict=True):
+                        hit &= col == word
+                    run_codes[hit] = code
             rest = np.flatnonzero(run_codes < 0)
+            runs = [col[rest] for col in runs]
         else:
             rest = np.arange(len(starts))
         if rest.size:
-            sub = np.ascontiguousarray(runs[rest])
-            flat = sub[:, 0] if k == 1 else sub.view(np.dtype((np.void, 8 * k))).ravel()
-            _, first, inverse = np.unique(flat, return_index=True, return_inverse=True)
-            order = np.argsort(first, kind="stable")
-            new = np.empty(len(first), dtype=np.int32)
-            new[order] = self._codes_of(sub[first[order]].view(f"S{8 * k}").ravel().tolist())
-            run_codes[rest] = new[inverse.ravel()]
+            first, inverse = _first_seen(runs)
+            raws = np.stack([col[first] for col in runs], axis=1).view(f"S{8 * k}")
+            new = np.array(self._codes_of(raws.ravel().tolist()), dtype=np.int32)
+            run_codes[rest] = new[inverse]
         return np.repeat(run_codes, np.diff(np.append(starts, n)))
+
+
+def _first_seen(keys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(the row where each distinct key first appears, in that order; each row's distinct
+    key's number in that order), the keys given as columns."""
+    order = np.lexsort(keys[::-1])
+    change = np.zeros(len(order), dtype=np.bool_)
+    change[0] = True
+    for col in keys:
+        ordered = col[order]
+        change[1:] |= ordered[1:] != ordered[:-1]
+    bounds = np.flatnonzero(change)
+    first = np.minimum.reduceat(order, bounds)  # each group's first row
+    rank = np.argsort(first, kind="stable")
+    number = np.empty(len(rank), dtype=np.int64)
+    number[rank] = np.arange(len(rank))
+    inverse = np.empty(len(order), dtype=np.int64)
+    inverse[order] = number[np.cumsum(change) - 1]
+    return first[rank], inverse
 
 
 def _block(buf: bytearray, size: int, ends: np.ndarray, chunk: int, template: Template,
@@ -251,22 +277,17 @@ def _block(buf: bytearray, size: int, ends: np.ndarray, chunk: int, template: Te
     starts = np.empty_like(ends)
     starts[0], starts[1:] = 0, ends[:-1] + 1
     for at in range(0, len(ends), chunk):
-        _chunk(Rows(buf, size, starts[at:at + chunk], ends[at:at + chunk]), template, codes,
-               cols)
-
-
-def _chunk(rows: Rows, template: Template, codes: dict[str, Codes],
-           cols: dict[str, list[np.ndarray]]) -> None:
-    for kind, name, text in template:
-        if kind == "c":
-            rows.const(text)
-        elif kind in "sl":
-            cols[name].append(codes[name].codes(rows.string(text)))
-        elif kind == "i":
-            cols[name].append(rows.repeat(text))
-        else:
-            cols[name].append(rows.same())
-    rows.finish()
+        rows = Rows(buf, size, starts[at:at + chunk], ends[at:at + chunk])
+        for kind, name, text in template:
+            if kind == "c":
+                rows.const(text)
+            elif kind in "sl":
+                cols[name].append(codes[name].codes(rows.string(text)))
+            elif kind == "i":
+                cols[name].append(rows.repeat(text))
+            elif kind == "b":
+                cols[name].append(rows.same())
+        rows.finish()
 
 
 def read_columns(path: Path, templates: list[Template], block: int = BLOCK, chunk: int = CHUNK
