@@ -98,7 +98,8 @@ class Rows:
         self.flat = np.ndarray((n * width - 7,), dtype="<u8", buffer=self.m, strides=(1,))
         self.off = np.zeros(n, dtype=np.int64)
         self.classes: list[tuple[int, np.ndarray | None]] | None = [(0, None)]
-        self.at = self.off  # each row's cursor in ``flat`` (kept when there are no classes)
+        self.at = np.zeros(0, dtype=np.int64)  # each row's cursor in ``flat``: set and kept
+        # only while ``classes`` is None (too many distinct cursors for columns)
 
     def _moved(self) -> None:
         if (self.off > self.lens).any():
