@@ -138,9 +138,13 @@ def read_answers(path: str | Path, *, fast: bool | None = None) -> Sequence[Answ
     :class:`AnswerTable` (the same rows, kept as columns) when the fast reader vouches
     (tried as :func:`use_fast_reader` says)."""
     if use_fast_reader(path, fast):
-        from snapaudit.tables.columnar import fast_answers
+        from snapaudit.tables.templateanswers import template_answers
 
-        table = fast_answers(path)
+        table = template_answers(path)  # the usual layouts, without pyarrow's import or parse
+        if table is None:
+            from snapaudit.tables.columnar import fast_answers
+
+            table = fast_answers(path)
         if table is not None and all(STATE_NAME.match(s) for s in table.states) \
                 and all(a.strip() for a in table.answer_codes[0]):  # each distinct answer
             return table  # else the line-by-line reader below names the bad line
@@ -246,9 +250,13 @@ def read_labels(path: str | Path, answers: Sequence[AnswerRow] | None = None, *,
     """Read pair labels JSONL; with ``answers``, also check every label names a known answer
     (the fast reader tried as :func:`use_fast_reader` says)."""
     if use_fast_reader(path, fast, LABELS_FAST_MIN_BYTES):
-        from snapaudit.tables.columnar import fast_labels
+        from snapaudit.tables.templatelabels import template_labels
 
-        table = fast_labels(path)
+        table = template_labels(path)  # the usual layouts, without pyarrow's import or parse
+        if table is None:
+            from snapaudit.tables.columnar import fast_labels
+
+            table = fast_labels(path)
         if table is not None and table.clean(answers):
             return table
     elif fast is None and _regular_size(path) > 0:

@@ -23,8 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from snapaudit.tables.answertable import AnswerTable
-from snapaudit.tables.labeltable import LabelTable, dense_unique_of
-from snapaudit.tables.records import AnswerRef
+from snapaudit.tables.labeltable import LabelTable, ref_sides
 
 _REF = pa.struct([("state", pa.string()), ("repeat", pa.int64())])
 ANSWER_SCHEMA = pa.schema([("question_id", pa.string()), ("state", pa.string()),
@@ -204,15 +203,9 @@ def fast_labels(path: str | Path) -> LabelTable | None:
     # refs: (state, repeat) of both sides coded together
     states, s = _codes(pa.chunked_array([parts[0][0], parts[1][0]]))
     n = table.num_rows
-    width = max(int(parts[0][1].max()), int(parts[1][1].max())) + 1
-    # (state, repeat) codes per side, in 32 bits when they fit (9M labels: 18M codes)
-    kind = np.dtype(np.int32 if len(states) * width < 1 << 31 else np.int64)
-    scale = np.array(width, dtype=kind)
-    sides: list[np.ndarray] = [s[:n].astype(kind) * scale + parts[0][1].astype(kind),
-                               s[n:].astype(kind) * scale + parts[1][1].astype(kind)]
+    sides = [(s[:n], parts[0][1]), (s[n:], parts[1][1])]
     del parts, s
-    uniq, (ia, ib) = dense_unique_of(sides, len(states) * width)
-    refs = [AnswerRef(states[int(c) // width], int(c) % width) for c in uniq]
+    refs, (ia, ib) = ref_sides(states, sides)
     same = table.column("same").to_numpy()
     return LabelTable(qids, refs, judges, q, ia, ib, same, j)
 

@@ -35,9 +35,13 @@ def read_gold(path: str | Path, fmt: str = "auto", *, fast: bool | None = None
     if fmt == "triviaqa-dpr":
         return _read_triviaqa_dpr(path)
     if fmt == "jsonl" and use_fast_reader(path, fast):
-        from snapaudit.tables.columnar import fast_gold
+        from snapaudit.tables.templateanswers import template_gold
 
-        table = fast_gold(path)
+        table = template_gold(path)  # the usual layouts, without pyarrow's import or parse
+        if table is None:
+            from snapaudit.tables.columnar import fast_gold
+
+            table = fast_gold(path)
         if table is not None:
             return table
     gold: dict[str, tuple[str, ...]] = {}

@@ -133,6 +133,25 @@ def _all_known(table: LabelTable, answers: Sequence[AnswerRow]) -> bool:
     return bool(have[base + table.a].all() and have[base + table.b].all())
 
 
+def ref_sides(states: Sequence[str], sides: list[tuple[np.ndarray, np.ndarray]]
+              ) -> tuple[list[AnswerRef], list[np.ndarray]]:
+    """The refs of both sides of the labels coded together: ``sides`` holds (state codes into
+    ``states``, repeats >= 1) of side a and of side b, and is emptied as it is read (9M labels'
+    columns are let go before the table over the codes is built). Returns the refs, ordered by
+    (state code, repeat), and each side's codes into them."""
+    width = max(int(repeat.max()) for _, repeat in sides) + 1
+    # (state, repeat) codes per side, in 32 bits when they fit (9M labels: 18M codes)
+    kind = np.dtype(np.int32 if len(states) * width < 1 << 31 else np.int64)
+    scale = np.array(width, dtype=kind)
+    keys = []
+    while sides:
+        state, repeat = sides.pop(0)
+        keys.append(state.astype(kind) * scale + repeat.astype(kind))
+        del state, repeat
+    uniq, inverses = dense_unique_of(keys, len(states) * width)
+    return [AnswerRef(states[int(c) // width], int(c) % width) for c in uniq], inverses
+
+
 DENSE_MAX = 1 << 26  # the largest key space handled with a table over the keys (64 MiB)
 
 
