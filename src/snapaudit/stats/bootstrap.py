@@ -25,6 +25,8 @@ from typing import Literal, Protocol
 
 import numpy as np
 
+from snapaudit.stats.quantiles import percentiles
+
 CHUNK_ELEMENTS = 4_000_000
 DEFAULT_DRAWS = 50_000
 Method = Literal["exact", "draws"]
@@ -69,8 +71,9 @@ class Interval:
 
 def summarize(point: float, draws: np.ndarray, tol: float = 1e-9) -> Interval:
     """5th percentile (one-sided 95% lower bound), 2.5th/97.5th percentiles (linear
-    interpolation, numpy's default) and the share of draws <= 0 (within ``tol``)."""
-    lo5, lo, hi = np.percentile(draws, [5.0, 2.5, 97.5])
+    interpolation, numpy's default; :func:`snapaudit.stats.quantiles.percentiles`, the same
+    floats) and the share of draws <= 0 (within ``tol``)."""
+    lo5, lo, hi = percentiles(draws, (5.0, 2.5, 97.5))
     return Interval(float(point), float(lo5), (float(lo), float(hi)),
                     float(np.mean(draws <= tol)))
 
