@@ -26,11 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from snapaudit.stats.bootstrap import BootstrapDraws
+from snapaudit.stats.bootstrap import BootstrapDraws, percentiles
 from snapaudit.stats.cluster import Resampling
 from snapaudit.stats.codec import decode
 from snapaudit.stats.matched import CELLS, matched_table
-from snapaudit.stats.quantiles import percentiles
 from snapaudit.stats.utility import GoldScores
 
 RATES = ("nfr", "pfr", "nfi", "btc", "bec")

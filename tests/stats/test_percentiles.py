@@ -1,4 +1,4 @@
-"""stats.quantiles.percentiles against numpy.percentile, bit for bit (the results JSON keeps
+"""stats.bootstrap.percentiles against numpy.percentile, bit for bit (the results JSON keeps
 its bytes only if every interval bound is the same float)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import struct
 import numpy as np
 import pytest
 
-from snapaudit.stats.quantiles import percentiles
+from snapaudit.stats.bootstrap import percentiles
 
 LEVELS = (5.0, 2.5, 97.5, 0.0, 50.0, 100.0, 25.0, 75.0, 1.0, 99.0, 33.3, 66.7)
 
