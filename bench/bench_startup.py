@@ -37,7 +37,7 @@ from pathlib import Path
 
 from bench_analyze_scale import scipy_baseline, write_tables
 
-ENTRY = "import sys; from snapaudit.cli import main; main(sys.argv[1:])"
+ENTRY = "from snapaudit.cli import main; main()"  # as the console script: the program
 
 
 def _wall(cmd: list[str], env: dict[str, str]) -> float:

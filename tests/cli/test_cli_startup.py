@@ -82,3 +82,20 @@ def test_analyze_of_a_small_table_never_imports_numpy_ma_nor_the_ledger(tmp_path
     assert json.loads(out.read_text(encoding="utf-8"))["ladder"] is not None
     assert "snapaudit.report.summary" in loaded
     assert not {"numpy.ma", "pyarrow", "sqlite3"} & loaded
+
+
+def _freeze_count_at_exit(call: str, *argv: str) -> int:
+    code = ("import atexit, gc, sys\n"
+            "atexit.register(lambda: sys.stderr.write(f'\\nFROZEN {gc.get_freeze_count()}'))\n"
+            f"from snapaudit.cli import main\n{call}\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    res = subprocess.run([sys.executable, "-c", code, *argv], env=env, capture_output=True,
+                         text=True, timeout=300, check=False)
+    assert res.returncode == 0, res.stderr
+    return int(res.stderr.rpartition("FROZEN ")[2])
+
+
+def test_the_program_leaves_its_objects_out_of_the_shutdown_collections() -> None:
+    assert _freeze_count_at_exit("main()", "--version") > 1000  # the console script's call
+    # a caller that passes argv keeps its collector as it was
+    assert _freeze_count_at_exit("main(['--version'])") == 0

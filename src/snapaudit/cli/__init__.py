@@ -89,8 +89,31 @@ def main(argv: list[str] | None = None) -> Any:
     Python traceback reaches a user (set SNAPAUDIT_TRACEBACK=1 to see one). Only the
     program itself (``argv`` None: the command line) may end the process at once past an
     abandoned call; a caller that passes ``argv`` (a test, an embedding application) gets
-    SystemExit as usual, its own process and threads untouched."""
+    SystemExit as usual, its own process and threads untouched. The program also leaves
+    what is alive at its end out of the collections of the interpreter's shutdown
+    (:func:`_freeze_for_exit`)."""
     program = argv is None
+    try:
+        return _main(argv, program)
+    finally:
+        if program:
+            _freeze_for_exit()
+
+
+def _freeze_for_exit() -> None:
+    """The command is done and the interpreter exits next: move every object to the
+    collector's permanent generation (``gc.freeze``), so that the shutdown's full collections
+    (module teardown) do not traverse numpy's, pydantic's and the library's objects again:
+    ~0.08 s of a 0.4 s ``snapaudit analyze``. Garbage already unreachable is collected first,
+    so every finalizer that shutdown would run on it still runs. Only the program
+    (``main()`` from the command line), never a caller that passes ``argv``."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
+def _main(argv: list[str] | None, program: bool) -> Any:
     try:
         return cli.main(args=argv, standalone_mode=False)
     except (click.exceptions.Abort, KeyboardInterrupt):
