@@ -99,3 +99,12 @@ def test_the_program_leaves_its_objects_out_of_the_shutdown_collections() -> Non
     assert _freeze_count_at_exit("main()", "--version") > 1000  # the console script's call
     # a caller that passes argv keeps its collector as it was
     assert _freeze_count_at_exit("main(['--version'])") == 0
+    # a command that may hold a ledger at its end leaves shutdown as it was
+    assert _freeze_count_at_exit("main()", "init", "--help") == 0
+
+
+def test_analyze_run_as_the_program_is_frozen_at_exit(tmp_path: Path) -> None:
+    assert _freeze_count_at_exit(
+        "main()", "analyze", "--answers", str(EXAMPLES / "answers.jsonl"), "--old", "n0",
+        "--new", "n1", "--json", str(tmp_path / "results.json")) > 10_000
+    assert (tmp_path / "results.json").stat().st_size > 1000
