@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import random
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
 from snapaudit.errors import InputError
 from snapaudit.tables import AnswerRef, PairLabel, read_labels
-from snapaudit.tables.quicklabels import line_loader, quick_labels
+from snapaudit.tables.quicklabels import quick_labels
 
 GOOD = [
     '\ufeff{"question_id": "q2", "a": {"state": "n0", "repeat": 1}, '
@@ -90,39 +87,3 @@ def test_a_duplicate_label_is_still_reported_with_its_line(tmp_path: Path) -> No
     assert quick_labels(path) is not None  # well-formed lines: the table's check finds it
     with pytest.raises(InputError, match=r"duplicate label .* \(first at line 1\)"):
         read_labels(path)
-
-
-LINES = [
-    '{"question_id": "q1", "state": "n0", "repeat": 1, "answer": "Paris", "doc_ids": ["d1"]}',
-    '{"a": 1, "a": 2}', '{"repeat": 123456789012345678901234567890}',
-    '{"repeat": -9223372036854775809}', '{"repeat": 18446744073709551615}',
-    '{"x": 1e400}', '{"x": -1e-400}', '{"x": NaN}', '{"x": -Infinity}', '{"x": "\\ud800"}',
-    '{"x": -0.0}', '{"x": 0.1}', '{"x": 4.9e-324}', '{"x": "\\u00e9\\u2028"}',
-    '{"x": "tab\tinside"}', '{"x": 1,}', '{"x": 01}', '{"x": 1} extra', '[1, 2]', '"text"',
-    '  {"x": [true, false, null]}  ', '{"x": {"y": 12345678901234567890123}}', "{'x': 1}",
-]
-
-
-def _outcome(loads: Any, text: str) -> tuple[str, str]:
-    try:
-        return "ok", repr(loads(text))
-    except json.JSONDecodeError as exc:
-        return "error", str(exc)
-
-
-def test_line_loader_gives_the_standard_librarys_value_or_error_on_every_line() -> None:
-    loads = line_loader()
-    for text in LINES:
-        assert _outcome(loads, text) == _outcome(json.loads, text), text
-    # the big integer is the point: orjson alone reads it as a float
-    assert type(loads('{"repeat": 123456789012345678901234567890}')["repeat"]) is int
-
-
-def test_line_loader_on_random_numbers_matches_json_bit_for_bit() -> None:
-    rng = random.Random(29)
-    loads = line_loader()
-    for _ in range(20_000):
-        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 24)))
-        text = rng.choice([f'{{"n": {digits}}}', f'{{"n": -{digits}}}',
-                           f'{{"n": {digits[:1]}.{digits}e{rng.randint(-330, 330)}}}'])
-        assert _outcome(loads, text) == _outcome(json.loads, text), text

@@ -11,7 +11,7 @@ from typing import Any
 
 from snapaudit.errors import InputError
 from snapaudit.tables.labeltable import LabelTable
-from snapaudit.tables.quicklabels import STATE_NAME, line_loader, quick_labels
+from snapaudit.tables.quicklabels import STATE_NAME, quick_labels
 from snapaudit.tables.records import AnswerRef, AnswerRow, PairLabel
 
 GOLD_FORMATS = ("auto", "jsonl", "nq-open", "triviaqa-dpr")
@@ -45,10 +45,9 @@ def _lines(path: str | Path) -> Iterator[tuple[int, str]]:
 
 
 def _json_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    loads = line_loader()
     for number, text in _lines(path):
         try:
-            obj = loads(text)
+            obj = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON: {exc}", path=str(path), line=number) from None
         if not isinstance(obj, dict):

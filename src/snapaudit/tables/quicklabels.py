@@ -25,7 +25,6 @@ from snapaudit.tables.records import AnswerRef
 
 STATE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")  # as in the protocol's states.order
 _KEYS = frozenset({"question_id", "a", "b", "same", "judge"})
-DIGITS19 = re.compile(r"\d{19}")
 
 
 def _loader() -> tuple[Callable[[str], Any], tuple[type[Exception], ...]]:
@@ -34,29 +33,6 @@ def _loader() -> tuple[Callable[[str], Any], tuple[type[Exception], ...]]:
     except ImportError:  # pragma: no cover - orjson is optional
         return json.loads, (ValueError,)
     return orjson.loads, (orjson.JSONDecodeError, ValueError)
-
-
-def line_loader() -> Callable[[str], Any]:
-    """The parser of the line-by-line readers (answers, labels, gold): orjson's where it
-    gives exactly the standard library's value (5x faster on a small table's lines), else
-    ``json.loads``. A line orjson refuses (NaN, Infinity, lone surrogates, overflowing
-    numbers, or any error: the message is then json's own) or with 19 digits in a row
-    (orjson reads an integer beyond 64 bits as a float) goes to json."""
-    try:
-        import orjson
-    except ImportError:  # pragma: no cover - orjson is optional
-        return json.loads
-    fast, refused, long_digits = orjson.loads, (orjson.JSONDecodeError, ValueError), DIGITS19
-
-    def loads(text: str) -> Any:
-        if long_digits.search(text) is None:
-            try:
-                return fast(text)
-            except refused:
-                pass
-        return json.loads(text)
-
-    return loads
 
 
 def quick_labels(path: str | Path) -> LabelTable | None:
