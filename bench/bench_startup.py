@@ -11,7 +11,10 @@ Each round runs, one after the other (interleaved, so a busy neighbour slows eve
 - ``python -c "import snapaudit.cli.analyze"`` (every module analyze needs, before any work);
 - the whole ``snapaudit analyze`` CLI on the 400-question tables (4 states, r = 2, ladder,
   gold, labels; ``bench_analyze_scale.write_tables``), writing its results JSON;
-- scipy's bare bootstrap at n = 400, in this process.
+- scipy's bare bootstrap at n = 400, in this process (``scipy_baseline``: the bootstrap call
+  alone, scipy already imported), and the same as a child process (the interpreter, numpy's
+  and ``scipy.stats``' imports and the call: what a script doing only that costs, the figure
+  comparable with the whole CLI's).
 
 Children run as the environment says (``PYTHONDONTWRITEBYTECODE=1`` makes every start compile
 snapaudit's sources again); ``--pyc`` gives them a byte-code cache in a temporary folder
@@ -38,6 +41,7 @@ from pathlib import Path
 from bench_analyze_scale import scipy_baseline, write_tables
 
 ENTRY = "from snapaudit.cli import main; main()"  # as the console script: the program
+BENCH = Path(__file__).resolve().parent
 
 
 def _wall(cmd: list[str], env: dict[str, str]) -> float:
@@ -69,10 +73,14 @@ def main() -> None:
                    "--labels", str(paths["labels"]), "--gold", str(paths["gold"]),
                    "--old", "n0", "--new", "n1", "--draws", str(a.draws),
                    "--json", str(folder / "results.json"), "--ladder", "n0,n1,n3,n7"]
+        scipy_child = [py, "-c", f"import sys; sys.path.insert(0, {str(BENCH)!r}); from "
+                       f"bench_analyze_scale import scipy_baseline; "
+                       f"scipy_baseline({a.questions}, {a.draws})"]
         work = {"python -c pass": [py, "-c", "pass"],
                 "snapaudit --version": [py, "-c", ENTRY, "--version"],
                 "import snapaudit.cli.analyze": [py, "-c", "import snapaudit.cli.analyze"],
-                f"snapaudit analyze (whole CLI, n = {a.questions})": analyze}
+                f"snapaudit analyze (whole CLI, n = {a.questions})": analyze,
+                "scipy's bootstrap as a child process (imports included)": scipy_child}
         _wall(analyze, env)  # warm the file cache (and the byte-code cache with --pyc)
         times: dict[str, list[float]] = {k: [] for k in [*work, "scipy"]}
         print(f"load average at start: {os.getloadavg()[0]:.2f}; byte code: "
@@ -88,7 +96,9 @@ def main() -> None:
                      else f"`{name}`")
             print(f"| {label} | {min(got):.3f} | {statistics.median(got):.3f} |")
         whole = statistics.median(times[f"snapaudit analyze (whole CLI, n = {a.questions})"])
-        print(f"\nscipy / analyze = {statistics.median(times['scipy']) / whole:.2f}x (medians)")
+        child = statistics.median(times["scipy's bootstrap as a child process (imports included)"])
+        print(f"\nscipy / analyze = {statistics.median(times['scipy']) / whole:.2f}x (the call "
+              f"alone), {child / whole:.2f}x (scipy's process) (medians)")
         print(f"load average at end: {os.getloadavg()[0]:.2f}")
 
 
