@@ -145,7 +145,8 @@ def run_analyze(paths: dict[str, Path], states: int, out: Path, draws: int,
                 ladder: bool) -> tuple[float, float]:
     """(seconds, peak RSS in MiB) of the CLI ``snapaudit analyze`` in a child process."""
     names = STATES[:states]
-    cmd = [sys.executable, "-c", "import sys; from snapaudit.cli import main; main(sys.argv[1:])",
+    # main() as the console script calls it (the program: argv from the command line)
+    cmd = [sys.executable, "-c", "from snapaudit.cli import main; main()",
            "analyze", "--answers", str(paths["answers"]),
            "--labels", str(paths["labels"]), "--gold", str(paths["gold"]), "--old", names[0],
            "--new", names[1], "--draws", str(draws), "--json", str(out)]

@@ -48,3 +48,63 @@ def test_analyze_of_a_small_table_imports_neither_pyarrow_nor_scipy(tmp_path: Pa
     assert json.loads(out.read_text(encoding="utf-8"))["comparison"]["questions"] == 240
     assert "pyarrow" not in loaded and "scipy" not in loaded
     assert "snapaudit.stats.analysis" in loaded
+
+
+def _modules_after_import(module: str) -> set[str]:
+    code = f"import json, sys\nimport {module}\nprint(json.dumps(sorted(sys.modules)))\n"
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=300, check=True)
+    return set(json.loads(res.stdout))
+
+
+def test_version_imports_no_numerics_no_validation_no_ledger() -> None:
+    loaded = _modules_after("--version")
+    assert not {"numpy", "pyarrow", "pydantic", "sqlite3", "snapaudit.tables",
+                "snapaudit.systems.redact"} & loaded
+
+
+def test_importing_the_analyze_command_leaves_out_what_only_its_work_or_big_files_need() -> None:
+    loaded = _modules_after_import("snapaudit.cli.analyze")
+    assert "snapaudit.stats.analysis" in loaded  # the import did happen
+    # numpy.ma: numpy.percentile's first call imports it (stats.bootstrap.percentiles does without);
+    # pyarrow: only a file big enough for the fast reader; the summary: once a result exists
+    assert not {"numpy.ma", "pyarrow", "scipy", "snapaudit.report.summary", "sqlite3"} & loaded
+
+
+@pytest.mark.slow
+def test_analyze_of_a_small_table_never_imports_numpy_ma_nor_the_ledger(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    loaded = _modules_after("analyze", "--answers", str(EXAMPLES / "answers.jsonl"),
+                            "--labels", str(EXAMPLES / "labels.jsonl"), "--gold",
+                            str(EXAMPLES / "gold.jsonl"), "--old", "n0", "--new", "n1",
+                            "--ladder", "n0,n1,n3,n7", "--json", str(out))
+    assert json.loads(out.read_text(encoding="utf-8"))["ladder"] is not None
+    assert "snapaudit.report.summary" in loaded
+    assert not {"numpy.ma", "pyarrow", "sqlite3"} & loaded
+
+
+def _freeze_count_at_exit(call: str, *argv: str) -> int:
+    code = ("import atexit, gc, sys\n"
+            "atexit.register(lambda: sys.stderr.write(f'\\nFROZEN {gc.get_freeze_count()}'))\n"
+            f"from snapaudit.cli import main\n{call}\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    res = subprocess.run([sys.executable, "-c", code, *argv], env=env, capture_output=True,
+                         text=True, timeout=300, check=False)
+    assert res.returncode == 0, res.stderr
+    return int(res.stderr.rpartition("FROZEN ")[2])
+
+
+def test_the_program_leaves_its_objects_out_of_the_shutdown_collections() -> None:
+    assert _freeze_count_at_exit("main()", "--version") > 1000  # the console script's call
+    # a caller that passes argv keeps its collector as it was
+    assert _freeze_count_at_exit("main(['--version'])") == 0
+    # a command that may hold a ledger at its end leaves shutdown as it was
+    assert _freeze_count_at_exit("main()", "init", "--help") == 0
+
+
+def test_analyze_run_as_the_program_is_frozen_at_exit(tmp_path: Path) -> None:
+    assert _freeze_count_at_exit(
+        "main()", "analyze", "--answers", str(EXAMPLES / "answers.jsonl"), "--old", "n0",
+        "--new", "n1", "--json", str(tmp_path / "results.json")) > 10_000
+    assert (tmp_path / "results.json").stat().st_size > 1000

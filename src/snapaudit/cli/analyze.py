@@ -12,7 +12,6 @@ from snapaudit import atomic, tables
 from snapaudit._model import describe_errors
 from snapaudit.cli._common import check_output_path
 from snapaudit.errors import ConfigError
-from snapaudit.report.summary import render_text
 from snapaudit.stats.analysis import AnalysisConfig, analyze
 from snapaudit.stats.gate import GateConfig
 
@@ -74,6 +73,8 @@ def command(answers: Path, labels: Path | None, gold: Path | None, gold_format: 
     labs = tables.read_labels(labels, rows) if labels else []
     gold_map = tables.read_gold(gold, gold_format) if gold else None
     result = analyze(rows, config=config, labels=labs, gold=gold_map)
+    from snapaudit.report.summary import render_text  # the report layer, once there is a result
+
     click.echo(render_text(result), nl=False)
     if json_out is not None:
         atomic.write_text(json_out, json.dumps(result.to_json(), indent=2, ensure_ascii=False,

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from snapaudit.stats.bootstrap import BootstrapDraws
+from snapaudit.stats.bootstrap import BootstrapDraws, percentiles
 from snapaudit.stats.cluster import Resampling
 from snapaudit.stats.codec import decode
 from snapaudit.stats.matched import CELLS, matched_table
@@ -95,7 +95,8 @@ def flip_rates(scores: GoldScores, resampling: Resampling, draws: int, seed: int
     for k in RATES:
         p = float(point[k])
         ok = boot[k][~np.isnan(boot[k])]
-        ci = (float(np.percentile(ok, 2.5)), float(np.percentile(ok, 97.5))) if ok.size else None
+        bounds = percentiles(ok, (2.5, 97.5)) if ok.size else None
+        ci = (bounds[0], bounds[1]) if bounds else None
         rates[k] = Rate(None if np.isnan(p) else p, None if np.isnan(p) else ci)
     neg = tuple(q for q, v in zip(scores.question_ids, values[:, 1], strict=True) if v > 0)
     return FlipRates(int(counts.sum()), dict(zip(CELLS, (int(c) for c in counts), strict=True)),
