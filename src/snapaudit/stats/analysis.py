@@ -35,7 +35,13 @@ from snapaudit.stats.metrics import GoldCells, Utility, check_gold, score_grid, 
 from snapaudit.stats.normalize import Normalizer, normalizer
 from snapaudit.stats.overlap import Overlap, has_doc_ids, overlap
 from snapaudit.stats.power import SampleCheck, sample_check
-from snapaudit.stats.prefetch import Prefetch, start_agreement, start_gold
+from snapaudit.stats.prefetch import (
+    Prefetch,
+    cross_judge,
+    start_agreement,
+    start_gold,
+    start_permutations,
+)
 from snapaudit.stats.secondary import Secondary, secondary
 from snapaudit.stats.transitions import Transitions, transitions
 from snapaudit.stats.utility import gold_scores
@@ -229,6 +235,9 @@ def _analyze(answers: Sequence[AnswerRow], config: AnalysisConfig,
     grid = replace(grid, states=_state_order(config, grid.states))
     norm = normalizer(config.benchmark)
     semantic, judges = _semantic(grid, answers, labels, config)
+    pair = agreement_mod.judge_pair(judges, semantic.judge) if semantic else None
+    if pair:  # the longest draws: started first, taken last
+        start_agreement(early, labels, pair, config.draws, config.seed)
     main: Kernel = semantic if semantic is not None else ExactKernel(grid, norm)
     exact = main if isinstance(main, ExactKernel) else ExactKernel(grid, norm)
     kernels: dict[str, Kernel] = {"exact": exact, **({"semantic": semantic} if semantic else {})}
@@ -243,17 +252,13 @@ def _analyze(answers: Sequence[AnswerRow], config: AnalysisConfig,
     if gold is not None:
         start_gold(early, gold_scores(grid, gold, norm, config.old, config.new, cells),
                    res, config.draws, config.seed)
-    pair = agreement_mod.judge_pair(judges, semantic.judge) if semantic else None
-    counts = (start_agreement(early, labels, pair, config.draws, config.seed)
-              if pair else None)
+    start_permutations(early, kernels, grid, config.old, config.new, config.permutations,
+                       config.seed)
     trans = ({n: transitions(grid, gold, norm, k, config.old, config.new, cells)
               for n, k in kernels.items()} if gold is not None else None)
     over = (overlap(grid, config.old, config.new, flip.question_ids)
             if has_doc_ids(grid, config.old, config.new) else None)
     lad = ladder(main, grid, config.ladder, config.old, config.new) if config.ladder else None
-    agree = (agreement_mod.cross_judge(grid, labels, pair, config.old, config.new, config.draws,
-                                       config.seed, pq["semantic"], counts=counts,
-                                       boot=early.take("agreement")) if pair else None)
     sec = secondary(grid, kernels, main, resampling=res, old=config.old, new=config.new,
                     draws=config.draws, seed=config.seed, permutations=config.permutations,
                     gold=gold, normalize=norm,
@@ -263,6 +268,8 @@ def _analyze(answers: Sequence[AnswerRow], config: AnalysisConfig,
     stats = _kernel_stats(grid, kernels, pq, config, boot)
     if semantic is not None:
         stats["semantic"] = _with_consistency(stats["semantic"], grid, exact, semantic)
+    agree = (cross_judge(early, grid, labels, pair, config.old, config.new, config.draws,
+                         config.seed, pq["semantic"]) if pair else None)
     gate = evaluate(config.gate, {k: {"d_hat": s.d_hat, "lcb95": s.lcb95}
                                   for k, s in stats.items()})
     return AnalysisResult(
