@@ -10,7 +10,11 @@ import numpy as np
 import pytest
 
 from snapaudit.stats.agreement import per_question_counts
-from snapaudit.tables import AnswerRef, LabelTable
+from snapaudit.stats.consistency import identical_consistency, identical_on_grid
+from snapaudit.stats.kernels import AnswerGrid, ExactKernel, SemanticKernel
+from snapaudit.stats.normalize import normalize_nq
+from snapaudit.stats.overlap import has_doc_ids, overlap, shared_ids
+from snapaudit.tables import AnswerRef, AnswerRow, LabelTable
 
 
 def _reference_counts(t: LabelTable, a: str, b: str) -> np.ndarray:
@@ -119,3 +123,127 @@ def test_count_product_equals_the_integer_by_float_product(seed: int) -> None:
     assert not integer_sums(np.array([[0.5]]), 10)
     assert not integer_sums(np.array([[2.0 ** 40]]), 2 ** 14)  # sums past 2^53: as written
     assert not integer_sums(np.array([[-0.0, 1.0]]), 10)
+
+
+def _random_grid_rows(rng: np.random.Generator, *, none: bool) -> list[AnswerRow]:
+    nq, r = int(rng.integers(1, 25)), int(rng.integers(2, 4))
+    qids = [f"q{int(x):03d}" for x in rng.permutation(500)[:nq]]  # first appearance unsorted
+    states = ["n1", "n0", "n2"]
+    out = []
+    for q in qids:
+        kind = int(rng.integers(0, 4))
+        base = tuple(f"d{int(x)}" for x in rng.integers(0, 6, size=int(rng.integers(0, 5))))
+        for s in states:
+            for j in range(1, r + 1):
+                docs: tuple[str, ...] | None
+                if kind == 0:
+                    docs = base  # the same list in every state
+                elif kind == 1:
+                    docs = tuple(f"d{int(x)}" for x in rng.integers(0, 6, size=3))  # may repeat
+                elif kind == 2:
+                    docs = base[::-1]  # the same set, another order
+                else:
+                    docs = None if none and rng.random() < 0.3 else ()
+                out.append(AnswerRow(q, s, j, f"a{int(rng.integers(0, 3))}", docs))
+    order = rng.permutation(len(out))
+    return [out[i] for i in order]
+
+
+def _reference_overlap(grid: AnswerGrid, old: str, new: str, flip_ids: list[str]
+                       ) -> tuple[object, ...]:
+    """overlap()'s per-question loop before the columns: a dict lookup and two sets each."""
+    docs = {(q, s): grid.doc_ids[(q, s)] for q in grid.question_ids for s in (old, new)}
+    shared, frac, identical, k_max = [], [], 0, 0
+    for q in grid.question_ids:
+        a, b = docs[(q, old)][0] or (), docs[(q, new)][0] or ()
+        s, k = shared_ids(a, b)
+        shared.append(s)
+        frac.append(s / k if k else 1.0)
+        identical += set(a) == set(b)
+        k_max = max(k_max, k)
+    is_flip = [q in set(flip_ids) for q in grid.question_ids]
+    flips = [f for f, x in zip(frac, is_flip, strict=True) if x]
+    rest = [f for f, x in zip(frac, is_flip, strict=True) if not x]
+    return (k_max, sum(frac) / grid.n, 100 * sum(f == 0 for f in frac) / grid.n, identical,
+            sum(flips) / len(flips) if flips else None,
+            sum(rest) / len(rest) if rest else None, sum(shared) / grid.n)
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_grid_cells_and_overlap_equal_the_dict_formulas(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    answers = _random_grid_rows(rng, none=seed % 3 == 0)
+    grid = AnswerGrid.from_rows(answers)
+    qs = list(dict.fromkeys(x.question_id for x in answers))  # first appearance
+    ss = list(dict.fromkeys(x.state for x in answers))
+    by_cell: dict[tuple[str, str], list[AnswerRow]] = {(q, s): [] for q in qs for s in ss}
+    for row in sorted(answers, key=lambda x: x.repeat):
+        by_cell[(row.question_id, row.state)].append(row)
+    want = {k: tuple(x.answer for x in v) for k, v in by_cell.items()}
+    assert dict(grid.answers) == want and grid.answers == want and len(grid.answers) == len(want)
+    assert list(grid.answers) == list(want)  # first appearance order of questions, states
+    assert dict(grid.doc_ids) == {k: tuple(x.doc_ids for x in v) for k, v in by_cell.items()}
+    assert ("nope", "n0") not in grid.answers and grid.doc_ids.get(("q", "x"), 7) == 7
+    assert grid.answers.get("not a key") is None
+    key_rows = {key: i for i, key in enumerate(want)}
+    assert grid.cell_rows(["n0", "n2"]).tolist() == [
+        [key_rows[(q, "n0")], key_rows[(q, "n2")]] for q in grid.question_ids]
+    if all(grid.doc_ids[(q, s)][0] is not None for q in grid.question_ids for s in ("n0", "n1")):
+        assert has_doc_ids(grid, "n0", "n1")
+        flip_ids = [q for q in grid.question_ids if rng.random() < 0.4]
+        got = overlap(grid, "n0", "n1", flip_ids)
+        assert (got.k, got.mean, got.zero_rate, got.identical, got.flips_mean, got.rest_mean,
+                got.mean_docs) == _reference_overlap(grid, "n0", "n1", flip_ids)
+    else:
+        assert not has_doc_ids(grid, "n0", "n1")
+
+
+def test_overlap_reaches_both_branches() -> None:
+    rows = [AnswerRow("q1", s, j, "x", ("a", "b", "a")) for s in ("o", "n") for j in (1, 2)]
+    rows += [AnswerRow("q2", "o", j, "x", ("a", "b")) for j in (1, 2)]
+    rows += [AnswerRow("q2", "n", j, "x", ("b", "a", "c")) for j in (1, 2)]
+    got = overlap(AnswerGrid.from_rows(rows), "o", "n", ["q2"])
+    # q1: the same list, 2 distinct ids shared of k = 3; q2: 2 shared of k = 3, sets differ
+    assert (got.identical, got.histogram, got.mean) == (1, {2: 2}, 2 / 3)
+
+
+def _reference_matrix(kernel: SemanticKernel, grid: AnswerGrid, refs: list[AnswerRef]
+                      ) -> np.ndarray:
+    """SemanticKernel._matrix before flat indices: the 3-index assignments, filtered."""
+    t, m = kernel.table, len(refs)
+    out = np.full((grid.n, m, m), -1, dtype=np.int8)
+    pos = {ref: i for i, ref in enumerate(refs)}
+    qrow = np.array([grid.index.get(q, -1) for q in t.questions], dtype=np.int64)
+    rpos = np.array([pos.get(ref, -1) for ref in t.refs], dtype=np.int64)
+    rows = kernel.judge_rows
+    qi, pa, pb = qrow[t.q[rows]], rpos[t.a[rows]], rpos[t.b[rows]]
+    ok = (qi >= 0) & (pa >= 0) & (pb >= 0)
+    value = t.same[rows][ok].astype(np.int8)
+    out[qi[ok], pa[ok], pb[ok]] = value
+    out[qi[ok], pb[ok], pa[ok]] = value
+    diag = np.arange(m)
+    out[:, diag, diag] = 1
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_semantic_matrix_and_consistency_equal_the_reference(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    t = _random_table(rng, duplicates=True, judges=2)
+    r = len(t.refs) // 2
+    answers = [AnswerRow(q, s, j, f"a{int(rng.integers(0, 2))}") for q in t.questions
+               for s in ("n0", "n1") for j in range(1, r + 1)]
+    grid = AnswerGrid.from_rows(answers)
+    for judge in ("j0", "j1"):
+        kernel = SemanticKernel(t, judge)
+        for states in (("n0", "n1"), ("n1",)):
+            refs = [ref for s in states for ref in grid.refs(s)]
+            got = kernel.matrix(grid, refs)
+            assert got.tobytes() == _reference_matrix(kernel, grid, refs).tobytes()
+        sub = grid.subset(list(grid.question_ids[::2]))  # questions of the table not in it
+        refs = grid.refs("n0")
+        assert kernel.matrix(sub, refs).tobytes() == _reference_matrix(kernel, sub, refs
+                                                                       ).tobytes()
+        got_c = identical_on_grid(grid, ExactKernel(grid, normalize_nq), kernel)
+        want_c = identical_consistency(answers, list(t), judge, normalize_nq)
+        assert got_c == want_c

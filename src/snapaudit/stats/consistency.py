@@ -56,11 +56,14 @@ def identical_on_grid(grid: AnswerGrid, exact: ExactKernel,
     refs = [ref for s in grid.states for ref in grid.refs(s)]
     codes = exact.codes(grid, refs)
     slot = {ref: i for i, ref in enumerate(refs)}
-    qrow = np.array([grid.index.get(q, -1) for q in t.questions], dtype=np.int64)
+    qrow = grid.rows_of(t.questions)  # -1: not in the grid
     rslot = np.array([slot.get(ref, -1) for ref in t.refs], dtype=np.int64)
     qi, sa, sb = qrow[t.q[rows]], rslot[t.a[rows]], rslot[t.b[rows]]
+    same = t.same[rows]
     known = (qi >= 0) & (sa >= 0) & (sb >= 0)
-    qi, sa, sb, same = qi[known], sa[known], sb[known], t.same[rows][known]
-    identical = codes[qi, sa] == codes[qi, sb]
-    return IdenticalConsistency(semantic.judge, int(identical.sum()),
-                                int((identical & same).sum()))
+    if not known.all():
+        qi, sa, sb, same = qi[known], sa[known], sb[known], same[known]
+    flat, base = codes.reshape(-1), qi * codes.shape[1]  # codes[qi, sa], on flat indices
+    identical = flat[base + sa] == flat[base + sb]
+    return IdenticalConsistency(semantic.judge, int(np.count_nonzero(identical)),
+                                int(np.count_nonzero(identical & same)))

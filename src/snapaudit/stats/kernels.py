@@ -8,15 +8,16 @@ they are; :func:`nontransitive_triangles` counts them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import combinations, product
-from typing import Protocol, TypeVar
+from itertools import combinations
+from typing import Protocol
 
 import numpy as np
 
 from snapaudit.errors import InputError
+from snapaudit.stats.cells import CellMap
 from snapaudit.stats.matrices import Matrices
 from snapaudit.stats.normalize import Normalizer
 from snapaudit.tables import (
@@ -27,8 +28,6 @@ from snapaudit.tables import (
     PairLabel,
     validate_answers,
 )
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -68,9 +67,8 @@ class AnswerGrid:
                     answers_flat: list[str], docs_flat: list[tuple[str, ...] | None],
                     answer_codes: tuple[list[str], np.ndarray] | None = None) -> AnswerGrid:
         """The grid of every (question, state, repeat) in that order (first appearance)."""
-        keys = list(product(qids, states))
-        answers = dict(zip(keys, _chunks(answers_flat, repeats), strict=True))
-        docs = dict(zip(keys, _chunks(docs_flat, repeats), strict=True))
+        answers = CellMap(qids, states, repeats, answers_flat)
+        docs = CellMap(qids, states, repeats, docs_flat)
         return cls(tuple(sorted(qids)), tuple(sorted(states)), repeats, answers, docs,
                    answer_codes)
 
@@ -91,7 +89,10 @@ class AnswerGrid:
         if self.answer_codes is not None:
             return self.answer_codes
         raw: dict[str, int] = {}
-        flat = [raw.setdefault(a, len(raw)) for vals in self.answers.values() for a in vals]
+        cells = self.answers
+        values = cells.flat if isinstance(cells, CellMap) else (
+            a for vals in cells.values() for a in vals)
+        flat = [raw.setdefault(a, len(raw)) for a in values]
         return list(raw), np.array(flat, dtype=np.int64).reshape(-1, self.repeats)
 
     @cached_property
@@ -101,6 +102,8 @@ class AnswerGrid:
 
     def cell_rows(self, states: Sequence[str]) -> np.ndarray:
         """(n, len(states)) rows in :attr:`distinct` of each question's states."""
+        if isinstance(self.answers, CellMap):  # by arithmetic on the cells' order
+            return self.answers.rows(self.question_ids, states)
         rows = self.key_rows
         flat = [rows[(q, s)] for q in self.question_ids for s in states]
         return np.array(flat, dtype=np.int64).reshape(self.n, len(states))
@@ -132,11 +135,6 @@ class AnswerGrid:
 
     def answer(self, qid: str, ref: AnswerRef) -> str:
         return self.answers[(qid, ref.state)][ref.repeat - 1]
-
-
-def _chunks(flat: list[T], size: int) -> Iterator[tuple[T, ...]]:
-    """Consecutive tuples of ``size`` items (``len(flat)`` is a multiple of ``size``)."""
-    return zip(*[iter(flat)] * size, strict=True)
 
 
 def _full_grid(rows: Sequence[AnswerRow]
@@ -181,7 +179,6 @@ class ExactKernel:
         of_raw = np.array([codes.setdefault(normalize(a), len(codes)) for a in values],
                           dtype=np.int64)
         self._codes = of_raw[cells]
-        self._row = grid.key_rows
         self._matrices = Matrices()
         self._cache: dict[tuple[tuple[str, ...], str], tuple[tuple[str, ...], np.ndarray]] = {}
 
@@ -201,9 +198,7 @@ class ExactKernel:
         key = (grid.question_ids, state)
         hit = self._cache.get(key)
         if hit is None or hit[0] is not grid.question_ids:
-            row = self._row
-            rows = np.fromiter((row[(q, state)] for q in grid.question_ids), np.int64, grid.n)
-            hit = (grid.question_ids, self._codes[rows])
+            hit = (grid.question_ids, self._codes[grid.cell_rows([state])[:, 0]])
             self._cache = {key: hit, **{k: v for k, v in list(self._cache.items())[-3:]}}
         return hit[1]
 
@@ -259,10 +254,15 @@ class SemanticKernel:
         rows = self._rows
         if len(rows) and len(qrow) and len(rpos):
             qi, pa, pb = qrow[t.q[rows]], rpos[t.a[rows]], rpos[t.b[rows]]
+            value = t.same[rows].view(np.int8)
             ok = (qi >= 0) & (pa >= 0) & (pb >= 0)
-            value = t.same[rows][ok].astype(np.int8)
-            out[qi[ok], pa[ok], pb[ok]] = value
-            out[qi[ok], pb[ok], pa[ok]] = value
+            if not ok.all():
+                qi, pa, pb, value = qi[ok], pa[ok], pb[ok], value[ok]
+            # out[qi, pa, pb] = value, then out[qi, pb, pa] = value (a later label of the
+            # same cell wins, as in the 3-index assignment), on flat indices
+            flat, base = out.reshape(-1), qi * (m * m)
+            flat[base + pa * m + pb] = value
+            flat[base + pb * m + pa] = value
         diag = np.arange(m)
         out[:, diag, diag] = 1
         return out
