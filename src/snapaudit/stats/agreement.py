@@ -165,6 +165,14 @@ def cross_judge(grid: AnswerGrid, labels: Sequence[PairLabel], pair: tuple[str, 
     """The two judges' agreement and each judge's D (pp), also on the questions both labelled
     completely; ``primary``: the first judge's per-question values (its kernel's, already
     computed without error), ``counts``/``boot`` as for :func:`agreement`."""
+    d_hat = judge_d_hats(grid, labels, pair, old, new, primary)
+    return agreement(labels, *pair, d_hat, draws, seed, counts, boot)
+
+
+def judge_d_hats(grid: AnswerGrid, labels: Sequence[PairLabel], pair: tuple[str, str],
+                 old: str, new: str, primary: PerQuestion) -> dict[str, float | None]:
+    """Each judge's D (pp), and on the questions both labelled completely when those are
+    fewer than all (None: the second judge's labels miss a pair somewhere)."""
     first, second = pair
     d_hat: dict[str, float | None] = {first: 100 * primary.d_hat}
     kernel = SemanticKernel(labels, second)
@@ -180,4 +188,4 @@ def cross_judge(grid: AnswerGrid, labels: Sequence[PairLabel], pair: tuple[str, 
         for judge in pair:
             d = per_question(sub, SemanticKernel(labels, judge), old, new).d_hat
             d_hat[f"{judge}@common"] = 100 * d
-    return agreement(labels, first, second, d_hat, draws, seed, counts, boot)
+    return d_hat

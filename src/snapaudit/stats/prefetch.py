@@ -9,7 +9,8 @@ the ladder's bootstraps are exact (:mod:`snapaudit.stats.exact`) and computed in
 the draws in the two worker threads use both cores while the main thread computes the
 diagnostics. The judge agreement is the longest (at 10^5 questions x 5 repeats its counts take
 ~720 distinct rows: 50,000 draws x 720 binomials, ~4 s), so it is started first, as soon as the
-labels are validated, and taken last; the rest queue on the second worker. Every bootstrap
+labels are validated, and taken last; the rest queue on the second worker, and the main
+thread runs a queued permutation test itself rather than wait for it. Every bootstrap
 still builds its own ``Generator(PCG64(seed))`` from the analysis seed (the permutation test
 its own stream) and consumes it exactly as when it runs inline: the draws, and so the results,
 are the same bytes.
@@ -23,14 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from typing import Any, cast
 
 import numpy as np
 
-from snapaudit.stats import agreement
-from snapaudit.stats.agreement import JudgeAgreement, per_question_counts
+from snapaudit.stats.agreement import JudgeAgreement, agreement, per_question_counts
 from snapaudit.stats.bootstrap import BootstrapDraws
-from snapaudit.stats.churn import PerQuestion
 from snapaudit.stats.cluster import Resampling
 from snapaudit.stats.fliprates import category_values
 from snapaudit.stats.kernels import AnswerGrid, Kernel
@@ -42,21 +42,26 @@ AgreementDraws = tuple[np.ndarray, BootstrapDraws | None]
 
 
 class Prefetch:
-    """Named work running in the pool's worker threads (started in order)."""
+    """Named work running in the pool's worker threads (started in order).
+
+    Work submitted as ``stealable`` that no worker has started yet when the main thread would
+    wait is run by the main thread itself (the same call, so the same result)."""
 
     def __init__(self, pool: ThreadPoolExecutor | None = None) -> None:
         self._pool = pool
-        self._started: dict[str, Future[Any]] = {}
+        self._started: dict[str, tuple[Future[Any], Callable[[], Any] | None]] = {}
 
     @property
     def pooled(self) -> bool:
         """Whether work is started in worker threads (else every ``take`` is None)."""
         return self._pool is not None
 
-    def submit(self, name: str, work: Callable[..., Any], *args: Any) -> None:
+    def submit(self, name: str, work: Callable[..., Any], *args: Any,
+               stealable: bool = False) -> None:
         """Start ``work(*args)`` in a worker (no-op without a pool)."""
         if self._pool is not None:
-            self._started[name] = self._pool.submit(work, *args)
+            call = partial(work, *args)
+            self._started[name] = (self._pool.submit(call), call if stealable else None)
 
     def start(self, name: str, resampling: Resampling, values: np.ndarray, draws: int,
               seed: int) -> None:
@@ -64,8 +69,30 @@ class Prefetch:
         self.submit(name, resampling.bootstrap, values, draws, seed)
 
     def _result(self, name: str) -> Any:
-        started = self._started.pop(name, None)
-        return None if started is None else started.result()
+        entry = self._started.pop(name, None)
+        if entry is None:
+            return None
+        future, call = entry
+        if call is not None and future.cancel():  # not started: run here rather than wait
+            return call()
+        while not future.done() and self._steal():
+            pass
+        return future.result()
+
+    def _steal(self) -> bool:
+        """Run here the last queued stealable work that no worker has started (its result,
+        or its error, kept for its ``take``); False when there is none."""
+        for name in reversed(list(self._started)):
+            future, call = self._started[name]
+            if call is not None and future.cancel():
+                done: Future[Any] = Future()
+                try:
+                    done.set_result(call())
+                except Exception as exc:  # raised at its take, as from a worker
+                    done.set_exception(exc)
+                self._started[name] = (done, None)
+                return True
+        return False
 
     def take(self, name: str) -> BootstrapDraws | None:
         """The draws of bootstrap ``name`` (waits for it), or None when it was not started."""
@@ -102,17 +129,15 @@ def _agreement_draws(labels: Sequence[PairLabel], pair: tuple[str, str], draws: 
     return counts, boot
 
 
-def cross_judge(early: Prefetch, grid: AnswerGrid, labels: Sequence[PairLabel],
-                pair: tuple[str, str], old: str, new: str, draws: int, seed: int,
-                primary: PerQuestion) -> JudgeAgreement | None:
-    """:func:`snapaudit.stats.agreement.cross_judge` with the counts and draws of
-    :func:`start_agreement` (computed there when it was not started). Raises nothing the
-    sequential analysis would raise earlier: the primary judge's labels are complete and the
-    other judge's gaps are caught, so it is called last."""
+def judge_agreement(early: Prefetch, labels: Sequence[PairLabel], pair: tuple[str, str],
+                    d_hat: Mapping[str, float | None], draws: int, seed: int
+                    ) -> JudgeAgreement | None:
+    """:func:`snapaudit.stats.agreement.agreement` with the counts and draws of
+    :func:`start_agreement` (computed here when it was not started). Raises nothing, so the
+    analysis takes it last."""
     done = early.take_agreement()
     counts, boot = done if done is not None else (None, None)
-    return agreement.cross_judge(grid, labels, pair, old, new, draws, seed, primary,
-                                 counts=counts, boot=boot)
+    return agreement(labels, *pair, d_hat, draws, seed, counts, boot)
 
 
 def start_permutations(early: Prefetch, kernels: Mapping[str, Kernel], grid: AnswerGrid,
@@ -123,4 +148,4 @@ def start_permutations(early: Prefetch, kernels: Mapping[str, Kernel], grid: Ans
         for name, kernel in kernels.items():
             early.submit(f"permutation:{name}", permutation_test,
                          same_matrices(kernel, grid, old, new), grid.repeats, permutations,
-                         seed)
+                         seed, stealable=True)
