@@ -184,7 +184,7 @@ def test_grid_cells_and_overlap_equal_the_dict_formulas(seed: int) -> None:
     assert list(grid.answers) == list(want)  # first appearance order of questions, states
     assert dict(grid.doc_ids) == {k: tuple(x.doc_ids for x in v) for k, v in by_cell.items()}
     assert ("nope", "n0") not in grid.answers and grid.doc_ids.get(("q", "x"), 7) == 7
-    assert grid.answers.get("not a key") is None
+    assert grid.answers.get("not a key") is None  # type: ignore[call-overload]
     key_rows = {key: i for i, key in enumerate(want)}
     assert grid.cell_rows(["n0", "n2"]).tolist() == [
         [key_rows[(q, "n0")], key_rows[(q, "n2")]] for q in grid.question_ids]
