@@ -247,3 +247,30 @@ def test_semantic_matrix_and_consistency_equal_the_reference(seed: int) -> None:
         got_c = identical_on_grid(grid, ExactKernel(grid, normalize_nq), kernel)
         want_c = identical_consistency(answers, list(t), judge, normalize_nq)
         assert got_c == want_c
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_running_sum_is_the_python_loop(seed: int) -> None:
+    from snapaudit.stats.metrics import _running_sum
+
+    rng = np.random.default_rng(seed)
+    cases = [rng.random(5000) * 10.0 ** rng.integers(-8, 8, size=5000),
+             np.array([-0.0, -0.0]), np.array([-0.0, 1e-300, -1e-300]), np.zeros(0),
+             np.array([1e16, 1.0, -1e16, 1.0])]
+    for values in cases:
+        loop = 0.0
+        for v in values.tolist():
+            loop += v
+        got = _running_sum(values)
+        assert np.float64(got).tobytes() == np.float64(loop).tobytes()
+
+
+def test_check_gold_names_the_questions_without_aliases() -> None:
+    from snapaudit.errors import InputError
+    from snapaudit.stats.metrics import check_gold
+
+    grid = AnswerGrid.from_rows([AnswerRow(q, s, j, "x") for q in ("q1", "q2", "q3")
+                                 for s in ("o", "n") for j in (1, 2)])
+    check_gold(grid, {"q1": ["a"], "q2": ("b",), "q3": ["c"]})
+    with pytest.raises(InputError, match=r"2 question\(s\): q1, q3"):
+        check_gold(grid, {"q1": [], "q2": ["b"]})
