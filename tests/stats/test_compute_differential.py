@@ -274,3 +274,16 @@ def test_check_gold_names_the_questions_without_aliases() -> None:
     check_gold(grid, {"q1": ["a"], "q2": ("b",), "q3": ["c"]})
     with pytest.raises(InputError, match=r"2 question\(s\): q1, q3"):
         check_gold(grid, {"q1": [], "q2": ["b"]})
+
+
+@pytest.mark.parametrize("judges", [1, 3, 6])
+def test_judges_of_lists_the_judges_with_a_label(judges: int) -> None:
+    from snapaudit.stats.agreement import judges_of
+
+    t = _random_table(np.random.default_rng(judges), duplicates=False, judges=judges)
+    names = [*(f"j{j}" for j in reversed(range(judges))), "silent"]  # one judge without a row
+    table = LabelTable(t.questions, t.refs, names, t.q, t.a, t.b, t.same,
+                       judges - 1 - t.judge)
+    want = tuple(sorted({lab.judge for lab in table}))
+    assert judges_of(table) == want == judges_of(list(table))
+    assert "silent" not in want and len(want) == judges

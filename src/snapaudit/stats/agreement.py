@@ -47,7 +47,10 @@ class JudgeAgreement:
 
 
 def judges_of(labels: Sequence[PairLabel]) -> tuple[str, ...]:
-    if isinstance(labels, LabelTable):
+    if isinstance(labels, LabelTable):  # the judges with a row
+        if len(labels.judges) <= 4:  # a comparison pass each beats bincount's int64 copy
+            return tuple(sorted(j for i, j in enumerate(labels.judges)
+                                if bool(np.any(labels.judge == i))))
         used = np.bincount(labels.judge, minlength=len(labels.judges)) > 0
         return tuple(sorted(labels.judges[i] for i in np.flatnonzero(used).tolist()))
     return tuple(sorted({lab.judge for lab in labels}))
