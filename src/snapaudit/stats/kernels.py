@@ -17,7 +17,6 @@ from typing import Protocol
 import numpy as np
 
 from snapaudit.errors import InputError
-from snapaudit.stats.cells import CellMap
 from snapaudit.stats.matrices import Matrices
 from snapaudit.stats.normalize import Normalizer
 from snapaudit.tables import (
@@ -28,6 +27,7 @@ from snapaudit.tables import (
     PairLabel,
     validate_answers,
 )
+from snapaudit.tables.answertable import CellMap
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from snapaudit.stats.cells import CellMap
 from snapaudit.stats.kernels import AnswerGrid
+from snapaudit.tables.answertable import CellMap
 
 
 @dataclass(frozen=True, slots=True)
