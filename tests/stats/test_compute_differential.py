@@ -107,24 +107,6 @@ def test_distinct_rows_equal_numpy_unique(seed: int) -> None:
         assert inverse.shape == (v.shape[0],)
 
 
-@pytest.mark.parametrize("seed", range(20))
-def test_count_product_equals_the_integer_by_float_product(seed: int) -> None:
-    from snapaudit.stats.bootstrap import count_product, integer_sums
-
-    rng = np.random.default_rng(seed)
-    for v in _matrices(rng):
-        n = v.shape[0]
-        counts = rng.multinomial(n, np.full(n, 1.0 / n), size=50)
-        exact = integer_sums(v, n)
-        assert count_product(counts, v, exact).tobytes() == (counts @ v).tobytes()
-        assert exact == (np.isfinite(v).all() and (v == np.rint(v)).all()
-                         and not np.signbit(v[v == 0]).any())
-    assert integer_sums(np.array([[1.0, 2.0]]), 10)  # the cast is taken where it can be
-    assert not integer_sums(np.array([[0.5]]), 10)
-    assert not integer_sums(np.array([[2.0 ** 40]]), 2 ** 14)  # sums past 2^53: as written
-    assert not integer_sums(np.array([[-0.0, 1.0]]), 10)
-
-
 def _random_grid_rows(rng: np.random.Generator, *, none: bool) -> list[AnswerRow]:
     nq, r = int(rng.integers(1, 25)), int(rng.integers(2, 4))
     qids = [f"q{int(x):03d}" for x in rng.permutation(500)[:nq]]  # first appearance unsorted

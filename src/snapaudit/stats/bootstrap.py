@@ -93,11 +93,10 @@ def whole_question_bootstrap(values: np.ndarray, draws: int = DEFAULT_DRAWS, see
     rng = np.random.Generator(np.random.PCG64(seed))
     out = np.empty((draws, v.shape[1]))
     step = max(1, chunk_elements // uniq.shape[0])
-    exact = integer_sums(uniq, n)
     for start in range(0, draws, step):
         size = min(step, draws - start)
         counts = rng.multinomial(n, p, size=size)
-        out[start:start + size] = count_product(counts, uniq, exact) / n
+        out[start:start + size] = (counts @ uniq) / n
     return BootstrapDraws(v.mean(axis=0), out, int(uniq.shape[0]))
 
 
@@ -121,25 +120,6 @@ def distinct_rows(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     inverse = np.empty(v.shape[0], dtype=np.intp)
     inverse[order] = np.cumsum(starts) - 1
     return ordered[starts], inverse
-
-
-def integer_sums(values: np.ndarray, total: int) -> bool:
-    """Whether every product ``counts @ values`` of non-negative integer counts summing to
-    ``total`` per row is exact in float64 in any order of summation: every value an integer
-    and ``total x max |value|`` below 2^53. Then the counts may be cast to float64 for the
-    BLAS product (~4x faster than numpy's integer-by-float loop) with the same bytes (no
-    value may be -0.0: a sum of negative zeros is the one sum whose sign depends on order)."""
-    if values.size == 0 or not np.isfinite(values).all() or bool(
-            np.signbit(values[values == 0]).any()):
-        return False
-    return bool(total * float(np.abs(values).max()) < 2.0 ** 53
-                and (values == np.rint(values)).all())
-
-
-def count_product(counts: np.ndarray, values: np.ndarray, exact: bool) -> np.ndarray:
-    """``counts @ values``; cast to float64 first when ``exact`` (:func:`integer_sums`)."""
-    out: np.ndarray = counts.astype(np.float64) @ values if exact else counts @ values
-    return out
 
 
 def index_bootstrap(values: np.ndarray, draws: int, seed: int,

@@ -37,7 +37,6 @@ from typing import Any
 
 import numpy as np
 
-from snapaudit.stats.bootstrap import count_product, integer_sums
 from snapaudit.stats.codec import decode
 from snapaudit.stats.kernels import AnswerGrid, Kernel, pair_matrix
 
@@ -174,11 +173,9 @@ def permutation_test(bits: np.ndarray, r: int, permutations: int, seed: int
     total = np.full(permutations, constant)
     for size, distinct, probs in groups:
         step = max(1, BLOCK_ELEMENTS // distinct.size)
-        exact = integer_sums(distinct, size)  # the scaled values are integers: exact sums
         for start in range(0, permutations, step):
             block = min(step, permutations - start)
-            total[start:start + block] += count_product(
-                rng.multinomial(size, probs, size=block), distinct, exact)
+            total[start:start + block] += rng.multinomial(size, probs, size=block) @ distinct
     hits = int(np.sum(total >= observed - TIE))
     return PermutationResult(2 * observed / scale / n, (1 + hits) / (1 + permutations),
                              int(patterns.shape[0]))
