@@ -11,10 +11,10 @@ import pytest
 
 from snapaudit.stats.agreement import per_question_counts
 from snapaudit.stats.consistency import identical_consistency, identical_on_grid
-from snapaudit.stats.kernels import AnswerGrid, ExactKernel, SemanticKernel
+from snapaudit.stats.kernels import AnswerGrid, ExactKernel, SemanticKernel, pair_matrix
 from snapaudit.stats.normalize import normalize_nq
 from snapaudit.stats.overlap import has_doc_ids, overlap, shared_ids
-from snapaudit.tables import AnswerRef, AnswerRow, LabelTable
+from snapaudit.tables import AnswerRef, AnswerRow, LabelTable, PairLabel
 
 
 def _reference_counts(t: LabelTable, a: str, b: str) -> np.ndarray:
@@ -269,3 +269,55 @@ def test_judges_of_lists_the_judges_with_a_label(judges: int) -> None:
     want = tuple(sorted({lab.judge for lab in table}))
     assert judges_of(table) == want == judges_of(list(table))
     assert "silent" not in want and len(want) == judges
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_nontransitive_counts_equal_the_triple_loop(seed: int) -> None:
+    from itertools import combinations
+
+    from snapaudit.stats.kernels import nontransitive_counts
+
+    rng = np.random.default_rng(seed)
+    r, n = int(rng.integers(1, 7)), int(rng.integers(0, 40))
+    answers = [AnswerRow(f"q{i}", s, j, f"a{int(rng.integers(0, 3))}") for i in range(max(n, 1))
+               for s in ("n0", "n1") for j in range(1, max(r, 2) + 1)]
+    grid = AnswerGrid.from_rows(answers)
+    m = 2 * r
+    k = (rng.random((grid.n, m, m)) < 0.5).astype(np.int8)
+    k = np.triu(k, 1) + np.triu(k, 1).transpose(0, 2, 1) + np.eye(m, dtype=np.int8)
+    for kernel, states in ((_Fixed(k), ("n0", "n1")), (ExactKernel(grid, normalize_nq),
+                                                      ("n0", "n1")),
+                           (ExactKernel(grid, normalize_nq), ("n1",))):
+        kk = pair_matrix(kernel, grid, states).astype(np.int16)
+        want = np.zeros(grid.n, dtype=np.int64)
+        for x, y, z in combinations(range(kk.shape[1]), 3):
+            want += (kk[:, x, y] + kk[:, y, z] + kk[:, x, z]) == 2
+        got = nontransitive_counts(kernel, grid, states)
+        assert got.dtype == want.dtype and got.tolist() == want.tolist()
+    assert m < 3 or int(nontransitive_counts(_Fixed(k), grid, ("n0", "n1")).sum()) > 0
+
+
+def test_nontransitive_counts_still_raise_the_missing_label() -> None:
+    from snapaudit.errors import InputError
+    from snapaudit.stats.kernels import nontransitive_counts
+
+    answers = [AnswerRow("q1", s, j, "x") for s in ("n0", "n1") for j in (1, 2)]
+    labels = [PairLabel("q1", AnswerRef("n0", 1), AnswerRef("n0", 2), True)]
+    grid = AnswerGrid.from_rows(answers)
+    with pytest.raises(InputError, match="missing pair label"):
+        nontransitive_counts(SemanticKernel(labels, "default"), grid, ("n0", "n1"))
+
+
+class _Fixed:
+    """A kernel with a given matrix (no gaps)."""
+
+    name = "fixed"
+
+    def __init__(self, k: np.ndarray) -> None:
+        self._k = k
+
+    def same(self, qid: str, a: AnswerRef, b: AnswerRef) -> bool:
+        raise AssertionError("the matrix has no gaps")
+
+    def matrix(self, grid: AnswerGrid, refs: list[AnswerRef]) -> np.ndarray:
+        return self._k

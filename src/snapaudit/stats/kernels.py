@@ -300,14 +300,20 @@ def pair_matrix(kernel: Kernel, grid: AnswerGrid, states: Sequence[str]) -> np.n
 
 def nontransitive_counts(kernel: Kernel, grid: AnswerGrid, states: Sequence[str]) -> np.ndarray:
     """Per question, :func:`nontransitive_triangles` over the refs of ``states``."""
-    k = pair_matrix(kernel, grid, states).astype(np.int16)
-    m = k.shape[1]
+    k = pair_matrix(kernel, grid, states)  # int8: a triple's sum lies in [-3, 3]
+    n, m = k.shape[0], k.shape[1]
     incomplete = np.flatnonzero((k < 0).any(axis=(1, 2)))
     for i in incomplete[:1]:  # raises the missing-label error the scalar walk would raise
         nontransitive_triangles(kernel, grid, grid.question_ids[int(i)], states)
-    count = np.zeros(grid.n, dtype=np.int64)
-    for x, y, z in combinations(range(m), 3):
-        count += (k[:, x, y] + k[:, y, z] + k[:, x, z]) == 2
+    x, y, z = np.array(list(combinations(range(m), 3)), dtype=np.int64).reshape(-1, 3).T
+    xy, yz, xz = x * m + y, y * m + z, x * m + z  # every triple at once, on flat pairs
+    flat = k.reshape(n, m * m)
+    count = np.zeros(n, dtype=np.int64)
+    step = max(1, (1 << 22) // max(1, x.size))  # rows per block: bounded memory
+    for start in range(0, n if x.size else 0, step):
+        rows = flat[start:start + step]
+        count[start:start + step] = np.count_nonzero(
+            (rows[:, xy] + rows[:, yz] + rows[:, xz]) == 2, axis=1)
     return count
 
 
