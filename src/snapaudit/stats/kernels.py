@@ -27,7 +27,7 @@ from snapaudit.tables import (
     PairLabel,
     validate_answers,
 )
-from snapaudit.tables.answertable import CellMap
+from snapaudit.tables.answertable import CellMap, full_grid
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class AnswerGrid:
                                    rows.in_cell_order(rows.answers),
                                    rows.in_cell_order(rows.doc_ids),
                                    (values, codes[rows.cells].reshape(-1, rows.repeats)))
-        cells = _full_grid(rows)
+        cells = full_grid(rows)
         if cells is None:  # not a clean full grid: the row-by-row check names the problem
             validate_answers(rows, path=path)
             raise AssertionError("validate_answers passed a grid the column check refused")
@@ -137,29 +137,6 @@ class AnswerGrid:
         return self.answers[(qid, ref.state)][ref.repeat - 1]
 
 
-def _full_grid(rows: Sequence[AnswerRow]
-               ) -> tuple[list[str], list[str], int, list[int]] | None:
-    """(questions, states in first-seen order, r, row order by question, state, repeat) when
-    ``rows`` are exactly every question x state x repeat 1..r (r >= 2) once; else None."""
-    if not rows:
-        return None
-    qs: dict[str, int] = {}
-    ss: dict[str, int] = {}
-    n = len(rows)
-    qi = np.fromiter((qs.setdefault(r.question_id, len(qs)) for r in rows), np.int64, n)
-    si = np.fromiter((ss.setdefault(r.state, len(ss)) for r in rows), np.int64, n)
-    rep = np.fromiter((r.repeat for r in rows), np.int64, n)
-    r = int(rep.max())
-    if r < 2 or int(rep.min()) < 1 or n != len(qs) * len(ss) * r:
-        return None
-    cell = (qi * len(ss) + si) * r + (rep - 1)
-    order = np.empty(n, dtype=np.int64)
-    order[cell] = np.arange(n)
-    if not np.array_equal(np.sort(cell), np.arange(n)):
-        return None
-    return list(qs), list(ss), r, order.tolist()
-
-
 class Kernel(Protocol):
     name: str
 
@@ -224,6 +201,15 @@ class SemanticKernel:
         self._rows = np.flatnonzero(self.table.for_judge(judge))
         self._dict: dict[tuple[str, AnswerRef, AnswerRef], bool] | None = None
         self._matrices = Matrices()
+        self._pairs: np.ndarray | None = None
+
+    def _pair_codes(self) -> np.ndarray:
+        """Each of the judge's rows' ref pair as ``a x len(refs) + b`` (built once)."""
+        if self._pairs is None:
+            t, rows = self.table, self._rows
+            wide = np.int32 if len(t.refs) ** 2 < 2 ** 31 else np.int64
+            self._pairs = t.a[rows].astype(wide) * len(t.refs) + t.b[rows].astype(wide)
+        return self._pairs
 
     @property
     def _same(self) -> dict[tuple[str, AnswerRef, AnswerRef], bool]:
@@ -253,16 +239,23 @@ class SemanticKernel:
         rpos = np.array([pos.get(ref, -1) for ref in t.refs], dtype=np.int64)
         rows = self._rows
         if len(rows) and len(qrow) and len(rpos):
-            qi, pa, pb = qrow[t.q[rows]], rpos[t.a[rows]], rpos[t.b[rows]]
-            value = t.same[rows].view(np.int8)
-            ok = (qi >= 0) & (pa >= 0) & (pb >= 0)
-            if not ok.all():
-                qi, pa, pb, value = qi[ok], pa[ok], pb[ok], value[ok]
+            # the offset in an m x m block of each (a, b) ref pair, -1 outside ``refs``
+            inside = (rpos[:, None] >= 0) & (rpos[None, :] >= 0)
+            ab = np.where(inside, rpos[:, None] * m + rpos[None, :], -1).ravel()
+            ba = np.where(inside, rpos[None, :] * m + rpos[:, None], -1).ravel()
+            pairs = self._pair_codes()
+            keep = ab[pairs] >= 0  # only the rows of pairs within refs are gathered
+            if not keep.all():
+                rows, pairs = rows[keep], pairs[keep]
+            qi, value = qrow[t.q[rows]], t.same[rows].view(np.int8)
+            known = qi >= 0
+            if not known.all():
+                qi, pairs, value = qi[known], pairs[known], value[known]
             # out[qi, pa, pb] = value, then out[qi, pb, pa] = value (a later label of the
             # same cell wins, as in the 3-index assignment), on flat indices
             flat, base = out.reshape(-1), qi * (m * m)
-            flat[base + pa * m + pb] = value
-            flat[base + pb * m + pa] = value
+            flat[base + ab[pairs]] = value
+            flat[base + ba[pairs]] = value
         diag = np.arange(m)
         out[:, diag, diag] = 1
         return out

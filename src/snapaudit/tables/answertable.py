@@ -138,3 +138,26 @@ class CellMap(Mapping[tuple[str, str], tuple[T, ...]]):
             raise KeyError(repeat)
         at = self.rows(question_ids, [state])[:, 0] * self.repeats + (repeat - 1)
         return list(map(self.flat.__getitem__, at.tolist()))
+
+
+def full_grid(rows: Sequence[AnswerRow]
+               ) -> tuple[list[str], list[str], int, list[int]] | None:
+    """(questions, states in first-seen order, r, row order by question, state, repeat) when
+    ``rows`` are exactly every question x state x repeat 1..r (r >= 2) once; else None."""
+    if not rows:
+        return None
+    qs: dict[str, int] = {}
+    ss: dict[str, int] = {}
+    n = len(rows)
+    qi = np.fromiter((qs.setdefault(r.question_id, len(qs)) for r in rows), np.int64, n)
+    si = np.fromiter((ss.setdefault(r.state, len(ss)) for r in rows), np.int64, n)
+    rep = np.fromiter((r.repeat for r in rows), np.int64, n)
+    r = int(rep.max())
+    if r < 2 or int(rep.min()) < 1 or n != len(qs) * len(ss) * r:
+        return None
+    cell = (qi * len(ss) + si) * r + (rep - 1)
+    order = np.empty(n, dtype=np.int64)
+    order[cell] = np.arange(n)
+    if not np.array_equal(np.sort(cell), np.arange(n)):
+        return None
+    return list(qs), list(ss), r, order.tolist()
