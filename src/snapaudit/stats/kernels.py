@@ -203,7 +203,7 @@ class SemanticKernel:
         self._matrices = Matrices()
         self._pairs: np.ndarray | None = None
 
-    def _pair_codes(self) -> np.ndarray:
+    def pair_codes(self) -> np.ndarray:
         """Each of the judge's rows' ref pair as ``a x len(refs) + b`` (built once)."""
         if self._pairs is None:
             t, rows = self.table, self._rows
@@ -235,15 +235,17 @@ class SemanticKernel:
         t, m = self.table, len(refs)
         out = np.full((grid.n, m, m), -1, dtype=np.int8)
         pos = {ref: i for i, ref in enumerate(refs)}
-        qrow = grid.rows_of(t.questions)
-        rpos = np.array([pos.get(ref, -1) for ref in t.refs], dtype=np.int64)
+        index = np.dtype(np.int32 if out.size < 2 ** 31 else np.int64)  # flat offsets: int32
+        # where they fit (half the memory of the per-label temporaries)
+        qrow = grid.rows_of(t.questions).astype(index)
+        rpos = np.array([pos.get(ref, -1) for ref in t.refs], dtype=index)
         rows = self._rows
         if len(rows) and len(qrow) and len(rpos):
             # the offset in an m x m block of each (a, b) ref pair, -1 outside ``refs``
             inside = (rpos[:, None] >= 0) & (rpos[None, :] >= 0)
-            ab = np.where(inside, rpos[:, None] * m + rpos[None, :], -1).ravel()
-            ba = np.where(inside, rpos[None, :] * m + rpos[:, None], -1).ravel()
-            pairs = self._pair_codes()
+            ab = np.where(inside, rpos[:, None] * m + rpos[None, :], -1).ravel().astype(index)
+            ba = np.where(inside, rpos[None, :] * m + rpos[:, None], -1).ravel().astype(index)
+            pairs = self.pair_codes()
             keep = ab[pairs] >= 0  # only the rows of pairs within refs are gathered
             if not keep.all():
                 rows, pairs = rows[keep], pairs[keep]
