@@ -42,3 +42,55 @@ def test_worker_draws_equal_the_inline_draws(ladder: tuple[str, ...] | None,
     assert threaded["judges"] is not None  # two judges: the agreement bootstrap too
     assert len(in_worker) == 3  # gold (flip rates, utility deltas) and judges; D is exact
     assert not any(t.startswith("snapaudit-bootstrap") for t in threads)
+
+
+def test_queued_stealable_work_runs_in_the_waiting_thread() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    gate = threading.Event()
+    ran: dict[str, str] = {}
+
+    def work(name: str, fail: bool = False) -> str:
+        ran[name] = threading.current_thread().name
+        if fail:
+            raise ValueError(name)
+        return name.upper()
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="worker") as pool:
+        early = Prefetch(pool)
+        early.submit("busy", gate.wait)  # holds the only worker until released
+        early.submit("queued", work, "queued")  # not stealable: waits for the worker
+        early.submit("a", work, "a", stealable=True)
+        early.submit("b", work, "b", True, stealable=True)
+        assert early.take_permutations([]) == {}
+        with pytest.raises(ValueError, match="b"):
+            early._result("b")  # queued: run here, its error raised here
+        assert early._result("a") == "A"
+        assert ran == {"b": "MainThread", "a": "MainThread"}
+        gate.set()
+        assert early._result("busy") is True and early._result("queued") == "QUEUED"
+        assert ran["queued"].startswith("worker")
+        assert early._result("never") is None
+    assert Prefetch().pooled is False and Prefetch(None).take("x") is None
+
+
+def test_a_wait_steals_the_other_queued_work_first() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    gate = threading.Event()
+    order: list[str] = []
+
+    def work(name: str) -> str:
+        order.append(f"{name}@{threading.current_thread().name}")
+        if name == "x":
+            gate.set()  # the worker is released by the last steal
+        return name
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="worker") as pool:
+        early = Prefetch(pool)
+        early.submit("busy", gate.wait)
+        early.submit("x", work, "x", stealable=True)
+        early.submit("y", work, "y", stealable=True)
+        assert early._result("busy") is True  # while waiting: runs y, then x, here
+        assert order == ["y@MainThread", "x@MainThread"]
+        assert early._result("x") == "x" and early._result("y") == "y"

@@ -47,7 +47,10 @@ class JudgeAgreement:
 
 
 def judges_of(labels: Sequence[PairLabel]) -> tuple[str, ...]:
-    if isinstance(labels, LabelTable):
+    if isinstance(labels, LabelTable):  # the judges with a row
+        if len(labels.judges) <= 4:  # a comparison pass each beats bincount's int64 copy
+            return tuple(sorted(j for i, j in enumerate(labels.judges)
+                                if bool(np.any(labels.judge == i))))
         used = np.bincount(labels.judge, minlength=len(labels.judges)) > 0
         return tuple(sorted(labels.judges[i] for i in np.flatnonzero(used).tolist()))
     return tuple(sorted({lab.judge for lab in labels}))
@@ -57,27 +60,24 @@ def per_question_counts(labels: Sequence[PairLabel], a: str, b: str) -> np.ndarr
     """Rows (pairs, agree, same_a, same_b, identical) per question with common pairs,
     in sorted question id order."""
     t = LabelTable.from_labels(labels)
-    keys = _pair_keys(t)
     nr = max(1, len(t.refs))
-    dense = _dense_common(t, keys, a, b, max(1, len(t.questions)) * nr * nr)
-    if dense is not None:
-        common, sa, sb = dense
-    else:
+    size = len(t.questions)
+    cols = _dense_counts(t, a, b)
+    if cols is None:
+        keys = _pair_keys(t)
         va, vb = _last_by_key(t, keys, a), _last_by_key(t, keys, b)
         common, ia, ib = np.intersect1d(va[0], vb[0], assume_unique=True,
                                         return_indices=True)
         sa, sb = va[1][ia].astype(np.int64), vb[1][ib].astype(np.int64)
-    if common.size == 0:
+        q = common // (nr * nr)
+        cols = [np.bincount(q, weights=w, minlength=size)
+                for w in (np.ones(len(q)), (sa == sb).astype(np.float64), sa, sb)]
+    if not cols[0].any():
         return np.zeros((0, 5))
-    q = common // (nr * nr)
-    rank = np.empty(len(t.questions), dtype=np.int64)
-    rank[sorted(range(len(t.questions)), key=t.questions.__getitem__)] = np.arange(
-        len(t.questions))
-    size = len(t.questions)
-    cols = [np.bincount(rank[q], weights=w, minlength=size)
-            for w in (np.ones(len(q)), (sa == sb).astype(np.float64), sa, sb)]
-    out = np.column_stack([*cols, (cols[0] == cols[1]).astype(np.float64)])
-    return out[out[:, 0] > 0]
+    order = sorted(range(size), key=t.questions.__getitem__)  # sorted question id order
+    out = np.column_stack([*cols, (cols[0] == cols[1]).astype(np.float64)])[order]
+    kept: np.ndarray = out[out[:, 0] > 0]
+    return kept
 
 
 def _pair_keys(t: LabelTable) -> np.ndarray:
@@ -95,25 +95,32 @@ def _last_by_key(t: LabelTable, keys: np.ndarray, judge: str) -> tuple[np.ndarra
     return uniq, t.same[rows[first]]
 
 
-def _dense_common(t: LabelTable, keys: np.ndarray, a: str, b: str, space: int
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """What :func:`_last_by_key` and ``intersect1d`` give (the common keys, sorted, and both
-    judges' decisions on them) from tables over the key space, when each judge labels a
-    pair once and the space is small; None otherwise."""
-    if space > max(DENSE_MAX, 2 * len(keys)):
+def _dense_counts(t: LabelTable, a: str, b: str) -> list[np.ndarray] | None:
+    """Per question of the table (its order): the common pairs, the pairs both judges decide
+    alike, and each judge's 'same' among them (float64 counts, as the weighted ``bincount``
+    of the sorted path gives them), from tables over the (question, pair) key space, when
+    each judge labels a pair once and the space is small; None otherwise."""
+    nq, nr = max(1, len(t.questions)), max(1, len(t.refs))
+    space = nq * nr * nr
+    if space > max(DENSE_MAX, 2 * len(t)):
         return None
     tables = []
     for judge in (a, b):
-        rows = np.flatnonzero(t.for_judge(judge))
+        mask = t.for_judge(judge)
+        lo, hi = np.minimum(t.a[mask], t.b[mask]), np.maximum(t.a[mask], t.b[mask])
+        keys = (t.q[mask].astype(np.int64) * nr + lo) * nr + hi
         seen = np.zeros(space, dtype=np.bool_)
-        seen[keys[rows]] = True
-        if int(np.count_nonzero(seen)) != rows.size:
+        seen[keys] = True
+        if int(np.count_nonzero(seen)) != keys.size:
             return None  # a judge labelled a pair twice: the last label wins, by sorting
         same = np.zeros(space, dtype=np.bool_)
-        same[keys[rows]] = t.same[rows]
-        tables.append((seen, same))
-    common = np.flatnonzero(tables[0][0] & tables[1][0])
-    return common, tables[0][1][common].astype(np.int64), tables[1][1][common].astype(np.int64)
+        same[keys] = t.same[mask]
+        tables.append((seen.reshape(nq, nr * nr), same.reshape(nq, nr * nr)))
+    (seen_a, same_a), (seen_b, same_b) = tables
+    both = seen_a & seen_b
+    counted = (both, both & (same_a == same_b), both & same_a, both & same_b)
+    return [np.count_nonzero(x, axis=1).astype(np.float64)[:len(t.questions)]
+            for x in counted]
 
 
 def kappa_from_totals(t: np.ndarray) -> np.ndarray:
@@ -161,6 +168,14 @@ def cross_judge(grid: AnswerGrid, labels: Sequence[PairLabel], pair: tuple[str, 
     """The two judges' agreement and each judge's D (pp), also on the questions both labelled
     completely; ``primary``: the first judge's per-question values (its kernel's, already
     computed without error), ``counts``/``boot`` as for :func:`agreement`."""
+    d_hat = judge_d_hats(grid, labels, pair, old, new, primary)
+    return agreement(labels, *pair, d_hat, draws, seed, counts, boot)
+
+
+def judge_d_hats(grid: AnswerGrid, labels: Sequence[PairLabel], pair: tuple[str, str],
+                 old: str, new: str, primary: PerQuestion) -> dict[str, float | None]:
+    """Each judge's D (pp), and on the questions both labelled completely when those are
+    fewer than all (None: the second judge's labels miss a pair somewhere)."""
     first, second = pair
     d_hat: dict[str, float | None] = {first: 100 * primary.d_hat}
     kernel = SemanticKernel(labels, second)
@@ -176,4 +191,4 @@ def cross_judge(grid: AnswerGrid, labels: Sequence[PairLabel], pair: tuple[str, 
         for judge in pair:
             d = per_question(sub, SemanticKernel(labels, judge), old, new).d_hat
             d_hat[f"{judge}@common"] = 100 * d
-    return agreement(labels, first, second, d_hat, draws, seed, counts, boot)
+    return d_hat

@@ -17,6 +17,7 @@ from pydantic import Field, model_validator
 from snapaudit._model import Frozen
 from snapaudit.errors import ConfigError
 from snapaudit.stats import agreement as agreement_mod
+from snapaudit.stats import prefetch
 from snapaudit.stats.agreement import JudgeAgreement
 from snapaudit.stats.bootstrap import DEFAULT_DRAWS, Bootstrapped, Method
 from snapaudit.stats.churn import PerQuestion, per_question
@@ -35,7 +36,7 @@ from snapaudit.stats.metrics import GoldCells, Utility, check_gold, score_grid, 
 from snapaudit.stats.normalize import Normalizer, normalizer
 from snapaudit.stats.overlap import Overlap, has_doc_ids, overlap
 from snapaudit.stats.power import SampleCheck, sample_check
-from snapaudit.stats.prefetch import Prefetch, start_agreement, start_gold
+from snapaudit.stats.prefetch import Prefetch
 from snapaudit.stats.secondary import Secondary, secondary
 from snapaudit.stats.transitions import Transitions, transitions
 from snapaudit.stats.utility import gold_scores
@@ -229,6 +230,9 @@ def _analyze(answers: Sequence[AnswerRow], config: AnalysisConfig,
     grid = replace(grid, states=_state_order(config, grid.states))
     norm = normalizer(config.benchmark)
     semantic, judges = _semantic(grid, answers, labels, config)
+    pair = agreement_mod.judge_pair(judges, semantic.judge) if semantic else None
+    if pair:  # the longest draws: started first, taken last
+        prefetch.start_agreement(early, labels, pair, config.draws, config.seed)
     main: Kernel = semantic if semantic is not None else ExactKernel(grid, norm)
     exact = main if isinstance(main, ExactKernel) else ExactKernel(grid, norm)
     kernels: dict[str, Kernel] = {"exact": exact, **({"semantic": semantic} if semantic else {})}
@@ -241,28 +245,29 @@ def _analyze(answers: Sequence[AnswerRow], config: AnalysisConfig,
     flip = flips(main, grid, config.old, config.new, pq[main.name])
     util, cells = _utility(grid, gold, norm, config)
     if gold is not None:
-        start_gold(early, gold_scores(grid, gold, norm, config.old, config.new, cells),
-                   res, config.draws, config.seed)
-    pair = agreement_mod.judge_pair(judges, semantic.judge) if semantic else None
-    counts = (start_agreement(early, labels, pair, config.draws, config.seed)
-              if pair else None)
+        scores = gold_scores(grid, gold, norm, config.old, config.new, cells)
+        prefetch.start_gold(early, scores, res, config.draws, config.seed)
+    prefetch.start_permutations(early, kernels, grid, config.old, config.new,
+                                config.permutations, config.seed)
     trans = ({n: transitions(grid, gold, norm, k, config.old, config.new, cells)
               for n, k in kernels.items()} if gold is not None else None)
     over = (overlap(grid, config.old, config.new, flip.question_ids)
             if has_doc_ids(grid, config.old, config.new) else None)
     lad = ladder(main, grid, config.ladder, config.old, config.new) if config.ladder else None
-    agree = (agreement_mod.cross_judge(grid, labels, pair, config.old, config.new, config.draws,
-                                       config.seed, pq["semantic"], counts=counts,
-                                       boot=early.take("agreement")) if pair else None)
+    # what needs no draws first, so the main thread waits as little as possible
+    stats = _kernel_stats(grid, kernels, pq, config, boot)
+    if semantic is not None:
+        stats["semantic"] = _with_consistency(stats["semantic"], grid, exact, semantic)
+    d_hats = (agreement_mod.judge_d_hats(grid, labels, pair, config.old, config.new,
+                                         pq["semantic"]) if pair else None)
     sec = secondary(grid, kernels, main, resampling=res, old=config.old, new=config.new,
                     draws=config.draws, seed=config.seed, permutations=config.permutations,
                     gold=gold, normalize=norm,
                     deltas=(util.em_delta, util.f1_delta) if util else None,
                     ladder=config.ladder, cells=cells, prefetch=early,
                     method=config.bootstrap)
-    stats = _kernel_stats(grid, kernels, pq, config, boot)
-    if semantic is not None:
-        stats["semantic"] = _with_consistency(stats["semantic"], grid, exact, semantic)
+    agree = (prefetch.judge_agreement(early, labels, pair, d_hats, config.draws, config.seed)
+             if pair and d_hats is not None else None)
     gate = evaluate(config.gate, {k: {"d_hat": s.d_hat, "lcb95": s.lcb95}
                                   for k, s in stats.items()})
     return AnalysisResult(

@@ -129,8 +129,8 @@ def whole_question_bootstrap(values: np.ndarray, draws: int = DEFAULT_DRAWS, see
     n = v.shape[0]
     if n == 0 or draws < 1:
         raise ValueError("the bootstrap needs at least one question and one draw")
-    uniq, inverse = np.unique(v, axis=0, return_inverse=True)
-    freq = np.bincount(inverse.ravel(), minlength=uniq.shape[0])
+    uniq, inverse = distinct_rows(v)
+    freq = np.bincount(inverse, minlength=uniq.shape[0])
     p = freq / n
     rng = np.random.Generator(np.random.PCG64(seed))
     out = np.empty((draws, v.shape[1]))
@@ -140,6 +140,28 @@ def whole_question_bootstrap(values: np.ndarray, draws: int = DEFAULT_DRAWS, see
         counts = rng.multinomial(n, p, size=size)
         out[start:start + size] = (counts @ uniq) / n
     return BootstrapDraws(v.mean(axis=0), out, int(uniq.shape[0]))
+
+
+def distinct_rows(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``numpy.unique(v, axis=0, return_inverse=True)`` of a 2-D float64 array (the inverse
+    flat): the distinct rows in lexicographic order of their values and each row's number.
+
+    When every value is finite and no zero is negative, rows compare as the tuples of their
+    values and equal values have equal bits, so a ``lexsort`` of the columns gives the same
+    rows in the same order (about ten times faster than the sort of ``numpy.unique``'s
+    structured view); otherwise ``numpy.unique`` itself."""
+    if v.shape[0] == 0 or v.shape[1] == 0 or not np.isfinite(v).all() or bool(
+            np.signbit(v[v == 0]).any()):
+        uniq, inverse = np.unique(v, axis=0, return_inverse=True)
+        return uniq, inverse.ravel()
+    order = np.lexsort(v.T[::-1])
+    ordered = v[order]
+    starts = np.empty(v.shape[0], dtype=np.bool_)
+    starts[0] = True
+    starts[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    inverse = np.empty(v.shape[0], dtype=np.intp)
+    inverse[order] = np.cumsum(starts) - 1
+    return ordered[starts], inverse
 
 
 def index_bootstrap(values: np.ndarray, draws: int, seed: int,

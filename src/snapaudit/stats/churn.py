@@ -45,7 +45,7 @@ def per_question(grid: AnswerGrid, kernel: Kernel, old: str, new: str) -> PerQue
     """w_i, c_i (and D_i = w_i - c_i) of every question for one kernel."""
     grid.require_states([old, new])
     r = grid.repeats
-    k = pair_matrix(kernel, grid, (old, new)).astype(np.int64)
+    k = pair_matrix(kernel, grid, (old, new))  # int8: summed into int64 below
     ju, lu = np.triu_indices(r, 1)
     w_old, w_new = k[:, ju, lu], k[:, r + ju, r + lu]
     cross = k[:, :r, r:].reshape(grid.n, r * r)
@@ -54,8 +54,9 @@ def per_question(grid: AnswerGrid, kernel: Kernel, old: str, new: str) -> PerQue
         _scalar(kernel, grid, grid.question_ids[int(i)], old, new)
     pairs = len(ju)
     # the same float operations as the scalar walk: integer counts, then the divisions
-    w = (w_old.sum(axis=1) / pairs + w_new.sum(axis=1) / pairs) / 2
-    c = cross.sum(axis=1) / (r * r)
+    w = (w_old.sum(axis=1, dtype=np.int64) / pairs
+         + w_new.sum(axis=1, dtype=np.int64) / pairs) / 2
+    c = cross.sum(axis=1, dtype=np.int64) / (r * r)
     return PerQuestion(grid.question_ids, w, c)
 
 

@@ -55,12 +55,22 @@ def identical_on_grid(grid: AnswerGrid, exact: ExactKernel,
     t, rows = semantic.table, semantic.judge_rows
     refs = [ref for s in grid.states for ref in grid.refs(s)]
     codes = exact.codes(grid, refs)
+    # int32 indices and codes where they fit: half the memory of the per-label temporaries
+    index = np.dtype(np.int32 if codes.size < 2 ** 31 else np.int64)
     slot = {ref: i for i, ref in enumerate(refs)}
-    qrow = np.array([grid.index.get(q, -1) for q in t.questions], dtype=np.int64)
-    rslot = np.array([slot.get(ref, -1) for ref in t.refs], dtype=np.int64)
-    qi, sa, sb = qrow[t.q[rows]], rslot[t.a[rows]], rslot[t.b[rows]]
+    rslot = np.array([slot.get(ref, -1) for ref in t.refs], dtype=index)
+    qrow = grid.rows_of(t.questions).astype(index)  # -1: not in the grid
+    # each side's slot of a label's ref pair code a x len(refs) + b (the kernel's, built once)
+    slot_a, slot_b = np.repeat(rslot, len(t.refs)), np.tile(rslot, len(t.refs))
+    pairs = semantic.pair_codes()
+    qi, sa, sb = qrow[t.q[rows]], slot_a[pairs], slot_b[pairs]
+    same = t.same[rows]
     known = (qi >= 0) & (sa >= 0) & (sb >= 0)
-    qi, sa, sb, same = qi[known], sa[known], sb[known], t.same[rows][known]
-    identical = codes[qi, sa] == codes[qi, sb]
-    return IdenticalConsistency(semantic.judge, int(identical.sum()),
-                                int((identical & same).sum()))
+    if not known.all():
+        qi, sa, sb, same = qi[known], sa[known], sb[known], same[known]
+    narrow = codes.size == 0 or int(codes.max()) < 2 ** 31
+    flat = codes.reshape(-1).astype(np.int32 if narrow else np.int64)
+    base = qi * codes.shape[1]  # codes[qi, sa], on flat indices
+    identical = flat[base + sa] == flat[base + sb]
+    return IdenticalConsistency(semantic.judge, int(np.count_nonzero(identical)),
+                                int(np.count_nonzero(identical & same)))

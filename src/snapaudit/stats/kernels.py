@@ -8,11 +8,11 @@ they are; :func:`nontransitive_triangles` counts them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import combinations, product
-from typing import Protocol, TypeVar
+from itertools import combinations
+from typing import Protocol
 
 import numpy as np
 
@@ -27,8 +27,7 @@ from snapaudit.tables import (
     PairLabel,
     validate_answers,
 )
-
-T = TypeVar("T")
+from snapaudit.tables.answertable import CellMap, full_grid
 
 
 @dataclass(frozen=True)
@@ -55,7 +54,7 @@ class AnswerGrid:
                                    rows.in_cell_order(rows.answers),
                                    rows.in_cell_order(rows.doc_ids),
                                    (values, codes[rows.cells].reshape(-1, rows.repeats)))
-        cells = _full_grid(rows)
+        cells = full_grid(rows)
         if cells is None:  # not a clean full grid: the row-by-row check names the problem
             validate_answers(rows, path=path)
             raise AssertionError("validate_answers passed a grid the column check refused")
@@ -68,9 +67,8 @@ class AnswerGrid:
                     answers_flat: list[str], docs_flat: list[tuple[str, ...] | None],
                     answer_codes: tuple[list[str], np.ndarray] | None = None) -> AnswerGrid:
         """The grid of every (question, state, repeat) in that order (first appearance)."""
-        keys = list(product(qids, states))
-        answers = dict(zip(keys, _chunks(answers_flat, repeats), strict=True))
-        docs = dict(zip(keys, _chunks(docs_flat, repeats), strict=True))
+        answers = CellMap(qids, states, repeats, answers_flat)
+        docs = CellMap(qids, states, repeats, docs_flat)
         return cls(tuple(sorted(qids)), tuple(sorted(states)), repeats, answers, docs,
                    answer_codes)
 
@@ -91,7 +89,10 @@ class AnswerGrid:
         if self.answer_codes is not None:
             return self.answer_codes
         raw: dict[str, int] = {}
-        flat = [raw.setdefault(a, len(raw)) for vals in self.answers.values() for a in vals]
+        cells = self.answers
+        values = cells.flat if isinstance(cells, CellMap) else (
+            a for vals in cells.values() for a in vals)
+        flat = [raw.setdefault(a, len(raw)) for a in values]
         return list(raw), np.array(flat, dtype=np.int64).reshape(-1, self.repeats)
 
     @cached_property
@@ -101,6 +102,8 @@ class AnswerGrid:
 
     def cell_rows(self, states: Sequence[str]) -> np.ndarray:
         """(n, len(states)) rows in :attr:`distinct` of each question's states."""
+        if isinstance(self.answers, CellMap):  # by arithmetic on the cells' order
+            return self.answers.rows(self.question_ids, states)
         rows = self.key_rows
         flat = [rows[(q, s)] for q in self.question_ids for s in states]
         return np.array(flat, dtype=np.int64).reshape(self.n, len(states))
@@ -134,34 +137,6 @@ class AnswerGrid:
         return self.answers[(qid, ref.state)][ref.repeat - 1]
 
 
-def _chunks(flat: list[T], size: int) -> Iterator[tuple[T, ...]]:
-    """Consecutive tuples of ``size`` items (``len(flat)`` is a multiple of ``size``)."""
-    return zip(*[iter(flat)] * size, strict=True)
-
-
-def _full_grid(rows: Sequence[AnswerRow]
-               ) -> tuple[list[str], list[str], int, list[int]] | None:
-    """(questions, states in first-seen order, r, row order by question, state, repeat) when
-    ``rows`` are exactly every question x state x repeat 1..r (r >= 2) once; else None."""
-    if not rows:
-        return None
-    qs: dict[str, int] = {}
-    ss: dict[str, int] = {}
-    n = len(rows)
-    qi = np.fromiter((qs.setdefault(r.question_id, len(qs)) for r in rows), np.int64, n)
-    si = np.fromiter((ss.setdefault(r.state, len(ss)) for r in rows), np.int64, n)
-    rep = np.fromiter((r.repeat for r in rows), np.int64, n)
-    r = int(rep.max())
-    if r < 2 or int(rep.min()) < 1 or n != len(qs) * len(ss) * r:
-        return None
-    cell = (qi * len(ss) + si) * r + (rep - 1)
-    order = np.empty(n, dtype=np.int64)
-    order[cell] = np.arange(n)
-    if not np.array_equal(np.sort(cell), np.arange(n)):
-        return None
-    return list(qs), list(ss), r, order.tolist()
-
-
 class Kernel(Protocol):
     name: str
 
@@ -181,7 +156,6 @@ class ExactKernel:
         of_raw = np.array([codes.setdefault(normalize(a), len(codes)) for a in values],
                           dtype=np.int64)
         self._codes = of_raw[cells]
-        self._row = grid.key_rows
         self._matrices = Matrices()
         self._cache: dict[tuple[tuple[str, ...], str], tuple[tuple[str, ...], np.ndarray]] = {}
 
@@ -201,9 +175,7 @@ class ExactKernel:
         key = (grid.question_ids, state)
         hit = self._cache.get(key)
         if hit is None or hit[0] is not grid.question_ids:
-            row = self._row
-            rows = np.fromiter((row[(q, state)] for q in grid.question_ids), np.int64, grid.n)
-            hit = (grid.question_ids, self._codes[rows])
+            hit = (grid.question_ids, self._codes[grid.cell_rows([state])[:, 0]])
             self._cache = {key: hit, **{k: v for k, v in list(self._cache.items())[-3:]}}
         return hit[1]
 
@@ -229,6 +201,15 @@ class SemanticKernel:
         self._rows = np.flatnonzero(self.table.for_judge(judge))
         self._dict: dict[tuple[str, AnswerRef, AnswerRef], bool] | None = None
         self._matrices = Matrices()
+        self._pairs: np.ndarray | None = None
+
+    def pair_codes(self) -> np.ndarray:
+        """Each of the judge's rows' ref pair as ``a x len(refs) + b`` (built once)."""
+        if self._pairs is None:
+            t, rows = self.table, self._rows
+            wide = np.int32 if len(t.refs) ** 2 < 2 ** 31 else np.int64
+            self._pairs = t.a[rows].astype(wide) * len(t.refs) + t.b[rows].astype(wide)
+        return self._pairs
 
     @property
     def _same(self) -> dict[tuple[str, AnswerRef, AnswerRef], bool]:
@@ -254,15 +235,29 @@ class SemanticKernel:
         t, m = self.table, len(refs)
         out = np.full((grid.n, m, m), -1, dtype=np.int8)
         pos = {ref: i for i, ref in enumerate(refs)}
-        qrow = grid.rows_of(t.questions)
-        rpos = np.array([pos.get(ref, -1) for ref in t.refs], dtype=np.int64)
+        index = np.dtype(np.int32 if out.size < 2 ** 31 else np.int64)  # flat offsets: int32
+        # where they fit (half the memory of the per-label temporaries)
+        qrow = grid.rows_of(t.questions).astype(index)
+        rpos = np.array([pos.get(ref, -1) for ref in t.refs], dtype=index)
         rows = self._rows
         if len(rows) and len(qrow) and len(rpos):
-            qi, pa, pb = qrow[t.q[rows]], rpos[t.a[rows]], rpos[t.b[rows]]
-            ok = (qi >= 0) & (pa >= 0) & (pb >= 0)
-            value = t.same[rows][ok].astype(np.int8)
-            out[qi[ok], pa[ok], pb[ok]] = value
-            out[qi[ok], pb[ok], pa[ok]] = value
+            # the offset in an m x m block of each (a, b) ref pair, -1 outside ``refs``
+            inside = (rpos[:, None] >= 0) & (rpos[None, :] >= 0)
+            ab = np.where(inside, rpos[:, None] * m + rpos[None, :], -1).ravel().astype(index)
+            ba = np.where(inside, rpos[None, :] * m + rpos[:, None], -1).ravel().astype(index)
+            pairs = self.pair_codes()
+            keep = ab[pairs] >= 0  # only the rows of pairs within refs are gathered
+            if not keep.all():
+                rows, pairs = rows[keep], pairs[keep]
+            qi, value = qrow[t.q[rows]], t.same[rows].view(np.int8)
+            known = qi >= 0
+            if not known.all():
+                qi, pairs, value = qi[known], pairs[known], value[known]
+            # out[qi, pa, pb] = value, then out[qi, pb, pa] = value (a later label of the
+            # same cell wins, as in the 3-index assignment), on flat indices
+            flat, base = out.reshape(-1), qi * (m * m)
+            flat[base + ab[pairs]] = value
+            flat[base + ba[pairs]] = value
         diag = np.arange(m)
         out[:, diag, diag] = 1
         return out
@@ -300,14 +295,20 @@ def pair_matrix(kernel: Kernel, grid: AnswerGrid, states: Sequence[str]) -> np.n
 
 def nontransitive_counts(kernel: Kernel, grid: AnswerGrid, states: Sequence[str]) -> np.ndarray:
     """Per question, :func:`nontransitive_triangles` over the refs of ``states``."""
-    k = pair_matrix(kernel, grid, states).astype(np.int16)
-    m = k.shape[1]
+    k = pair_matrix(kernel, grid, states)  # int8: a triple's sum lies in [-3, 3]
+    n, m = k.shape[0], k.shape[1]
     incomplete = np.flatnonzero((k < 0).any(axis=(1, 2)))
     for i in incomplete[:1]:  # raises the missing-label error the scalar walk would raise
         nontransitive_triangles(kernel, grid, grid.question_ids[int(i)], states)
-    count = np.zeros(grid.n, dtype=np.int64)
-    for x, y, z in combinations(range(m), 3):
-        count += (k[:, x, y] + k[:, y, z] + k[:, x, z]) == 2
+    x, y, z = np.array(list(combinations(range(m), 3)), dtype=np.int64).reshape(-1, 3).T
+    xy, yz, xz = x * m + y, y * m + z, x * m + z  # every triple at once, on flat pairs
+    flat = k.reshape(n, m * m)
+    count = np.zeros(n, dtype=np.int64)
+    step = max(1, (1 << 22) // max(1, x.size))  # rows per block: bounded memory
+    for start in range(0, n if x.size else 0, step):
+        rows = flat[start:start + step]
+        count[start:start + step] = np.count_nonzero(
+            (rows[:, xy] + rows[:, yz] + rows[:, xz]) == 2, axis=1)
     return count
 
 

@@ -84,6 +84,8 @@ class Utility:
 
 
 def check_gold(grid: AnswerGrid, gold: Mapping[str, Sequence[str]]) -> None:
+    if all(map(gold.get, grid.question_ids)):  # every question has aliases (no Python loop)
+        return
     missing = [q for q in grid.question_ids if not gold.get(q)]
     if missing:
         more = f" (+{len(missing) - 5} more)" if len(missing) > 5 else ""
@@ -183,9 +185,16 @@ def utility(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: Norm
     total = grid.n * grid.repeats
     for state in states:
         c = cells[state]
-        f1 = 0.0
-        for value in c.f1.ravel().tolist():  # summed in question, repeat order as always
-            f1 += value
+        f1 = _running_sum(c.f1.ravel())  # summed in question, repeat order as always
         em, unk = float(np.count_nonzero(c.em)), float(np.count_nonzero(c.unknown))
         per[state] = StateUtility(100 * em / total, 100 * f1 / total, 100 * unk / total)
     return Utility(per, per[new].em - per[old].em, per[new].f1 - per[old].f1)
+
+
+def _running_sum(values: np.ndarray) -> float:
+    """``0.0 + v_0 + v_1 + ...`` left to right, as a Python loop adds them: the last value of
+    ``numpy.cumsum`` (an accumulation is sequential, never pairwise; ``0.0 +`` turns a
+    negative zero into the loop's positive one)."""
+    if values.size == 0:
+        return 0.0
+    return 0.0 + float(np.cumsum(values, dtype=np.float64)[-1])

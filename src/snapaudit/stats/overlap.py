@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from snapaudit.stats.kernels import AnswerGrid
+from snapaudit.tables.answertable import CellMap
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +58,16 @@ class Overlap:
 
 def has_doc_ids(grid: AnswerGrid, old: str, new: str) -> bool:
     """Whether every question carries doc ids for the first repeat of both states."""
-    return all(grid.doc_ids[(q, s)][0] is not None for q in grid.question_ids for s in (old, new))
+    return all(None not in first_doc_ids(grid, s) for s in (old, new))
+
+
+def first_doc_ids(grid: AnswerGrid, state: str) -> list[tuple[str, ...] | None]:
+    """The first repeat's doc ids of ``state`` for every question, in grid order."""
+    docs = grid.doc_ids
+    if isinstance(docs, CellMap):  # one column of the flat cells
+        column: list[tuple[str, ...] | None] = docs.column(grid.question_ids, state, 1)
+        return column
+    return [docs[(q, state)][0] for q in grid.question_ids]
 
 
 def shared_ids(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:
@@ -70,14 +80,17 @@ def overlap(grid: AnswerGrid, old: str, new: str, flip_ids: Sequence[str]) -> Ov
     frac: list[float] = []
     identical = 0
     k_max = 0
-    docs = grid.doc_ids
-    for q in grid.question_ids:
-        a, b = docs[(q, old)][0] or (), docs[(q, new)][0] or ()
-        set_a, set_b = set(a), set(b)
-        s, k = len(set_a & set_b), max(len(a), len(b))  # as shared_ids(a, b)
+    for a, b in zip(first_doc_ids(grid, old), first_doc_ids(grid, new), strict=True):
+        a, b = a or (), b or ()
+        if a == b:  # the same list: every distinct id is shared, the sets are equal
+            s, k, same = len(set(a)), len(a), True
+        else:
+            set_a, set_b = set(a), set(b)
+            s, k = len(set_a & set_b), max(len(a), len(b))  # as shared_ids(a, b)
+            same = set_a == set_b
+        identical += same
         shared.append(s)
         frac.append(s / k if k else 1.0)
-        identical += set_a == set_b
         k_max = max(k_max, k)
     hist: dict[int, int] = {}
     for s in shared:

@@ -199,8 +199,12 @@ class DistributionTest:
 
 
 def distribution_test(kernels: dict[str, Kernel], grid: AnswerGrid, old: str, new: str,
-                      permutations: int, seed: int) -> DistributionTest:
+                      permutations: int, seed: int,
+                      done: Mapping[str, PermutationResult] | None = None) -> DistributionTest:
+    """The test of every kernel; ``done``: results already computed (the same stream)."""
+    known = done or {}
     return DistributionTest(permutations, seed, {
-        name: permutation_test(same_matrices(k, grid, old, new), grid.repeats, permutations,
-                               seed) for name, k in kernels.items()})
+        name: known[name] if name in known else
+        permutation_test(same_matrices(k, grid, old, new), grid.repeats, permutations, seed)
+        for name, k in kernels.items()})
 

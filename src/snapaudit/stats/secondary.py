@@ -39,7 +39,8 @@ def secondary(grid: AnswerGrid, kernels: Mapping[str, Kernel], main: Kernel, *,
               ladder: Sequence[str] | None, cells: Mapping[str, GoldCells] | None = None,
               prefetch: Prefetch | None = None, method: Method = "exact") -> Secondary:
     """``cells``: the gold scores of old and new if already computed; ``prefetch``: the
-    bootstraps ``flip_rates`` and ``utility_delta`` if already started; ``method``: of the
+    bootstraps ``flip_rates`` and ``utility_delta`` and the permutation tests if already
+    started; ``method``: of the
     EM delta and the ladder's steps (flip rates and the F1 delta are always drawn)."""
     early = prefetch or Prefetch()
     fr = ud = None
@@ -48,7 +49,8 @@ def secondary(grid: AnswerGrid, kernels: Mapping[str, Kernel], main: Kernel, *,
         fr = flip_rates(scores, resampling, draws, seed, early.take("flip_rates"))
         ud = utility_delta(scores, resampling, draws, seed, deltas, early.take("utility_delta"),
                            method=method)
-    dist = (distribution_test(dict(kernels), grid, old, new, permutations, seed)
+    dist = (distribution_test(dict(kernels), grid, old, new, permutations, seed,
+                              early.take_permutations(list(kernels)))
             if permutations > 0 else None)
     mult = (ladder_holm(main, grid, ladder, old, new, resampling, draws, seed,
                         method=method) if ladder else None)
