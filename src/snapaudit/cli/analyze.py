@@ -69,9 +69,7 @@ def command(answers: Path, labels: Path | None, gold: Path | None, gold_format: 
             gate=GateConfig(profile=gate_profile))  # type: ignore[arg-type]
     except ValidationError as exc:
         raise ConfigError("; ".join(describe_errors(exc, OPTION_NAMES))) from None
-    rows = tables.read_answers(answers)
-    labs = tables.read_labels(labels, rows) if labels else []
-    gold_map = tables.read_gold(gold, gold_format) if gold else None
+    rows, labs, gold_map = tables.read_tables(answers, labels, gold, gold_format)
     result = analyze(rows, config=config, labels=labs, gold=gold_map)
     from snapaudit.report.summary import render_text  # the report layer, once there is a result
 

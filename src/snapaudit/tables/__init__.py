@@ -18,8 +18,9 @@ from snapaudit.tables.answers import (
 from snapaudit.tables.answertable import AnswerTable
 from snapaudit.tables.gold import read_gold, write_gold
 from snapaudit.tables.labeltable import LabelTable
+from snapaudit.tables.reading import read_tables
 from snapaudit.tables.records import AnswerRef, AnswerRow, GoldRow, PairLabel
 
 __all__ = ["GOLD_FORMATS", "AnswerRef", "AnswerRow", "AnswerTable", "GoldRow", "LabelTable",
-           "PairLabel", "read_answers", "read_gold", "read_labels", "validate_answers",
-           "validate_labels", "write_answers", "write_gold", "write_labels"]
+           "PairLabel", "read_answers", "read_gold", "read_labels", "read_tables",
+           "validate_answers", "validate_labels", "write_answers", "write_gold", "write_labels"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -245,10 +245,10 @@ def write_answers(path: str | Path, rows: Iterable[AnswerRow]) -> None:
 
 # -- labels ------------------------------------------------------------------
 
-def read_labels(path: str | Path, answers: Sequence[AnswerRow] | None = None, *,
-                fast: bool | None = None) -> LabelTable:
-    """Read pair labels JSONL; with ``answers``, also check every label names a known answer
-    (the fast reader tried as :func:`use_fast_reader` says)."""
+def parse_labels(path: str | Path, fast: bool | None = None) -> LabelTable | None:
+    """The labels file as a table from a fast reader, not yet checked against the answers;
+    None when the line reader must judge it (the fast reader tried as
+    :func:`use_fast_reader` says; small files by :mod:`snapaudit.tables.quicklabels`)."""
     if use_fast_reader(path, fast, LABELS_FAST_MIN_BYTES):
         from snapaudit.tables.templatelabels import template_labels
 
@@ -257,12 +257,19 @@ def read_labels(path: str | Path, answers: Sequence[AnswerRow] | None = None, *,
             from snapaudit.tables.columnar import fast_labels
 
             table = fast_labels(path)
-        if table is not None and table.clean(answers):
-            return table
-    elif fast is None and _regular_size(path) > 0:
-        table = quick_labels(path)
-        if table is not None and table.clean(answers):
-            return table
+        return table
+    return quick_labels(path) if fast is None and _regular_size(path) > 0 else None
+
+
+def read_labels(path: str | Path, answers: Sequence[AnswerRow] | None = None, *,
+                fast: bool | None = None,
+                parsed: Callable[[], LabelTable | None] | None = None) -> LabelTable:
+    """Read pair labels JSONL; with ``answers``, also check every label names a known answer.
+    ``parsed`` gives :func:`parse_labels`' result when it was started elsewhere (e.g. beside
+    the answers' read: :func:`snapaudit.tables.reading.read_tables`)."""
+    table = parsed() if parsed is not None else parse_labels(path, fast)
+    if table is not None and table.clean(answers):
+        return table
     labels: list[PairLabel] = []
     seen: dict[tuple[str, str, AnswerRef, AnswerRef], int] = {}
     known = {(r.question_id, AnswerRef(r.state, r.repeat)) for r in answers} if answers else None
