@@ -161,3 +161,15 @@ def full_grid(rows: Sequence[AnswerRow]
     if not np.array_equal(np.sort(cell), np.arange(n)):
         return None
     return list(qs), list(ss), r, order.tolist()
+
+
+def coded_full_grid(q: np.ndarray, s: np.ndarray, repeat: np.ndarray, questions: int,
+                    states: int) -> bool:
+    """Whether coded rows (question code, state code, repeat) are every question x state x
+    repeat 1..max(repeat) exactly once: no duplicate, no hole (the fast readers' check)."""
+    r = int(repeat.max())
+    n = questions * states * r
+    if len(repeat) != n or int(repeat.min()) < 1:
+        return False
+    cell = (q.astype(np.int64) * states + s) * r + (repeat - 1)
+    return bool((np.bincount(cell, minlength=n) == 1).all())

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from snapaudit.tables.answertable import AnswerTable
+from snapaudit.tables.answertable import AnswerTable, coded_full_grid
 from snapaudit.tables.labeltable import LabelTable, ref_sides
 
 _REF = pa.struct([("state", pa.string()), ("repeat", pa.int64())])
@@ -125,10 +125,7 @@ def fast_answers(path: str | Path) -> AnswerTable | None:
         return None
     qids, q = _codes(table.column("question_id"))
     states, s = _codes(table.column("state"))
-    r = int(repeat.max())
-    cell = (q.astype(np.int64) * len(states) + s) * r + (repeat - 1)
-    if not np.array_equal(np.bincount(cell, minlength=len(qids) * len(states) * r),
-                          np.ones(len(qids) * len(states) * r, dtype=np.int64)):
+    if not coded_full_grid(q, s, repeat, len(qids), len(states)):
         return None  # a duplicate or a hole in the grid
     values, codes = _codes(table.column("answer"))
     return AnswerTable(qids, states, q, s, repeat, table.column("answer").to_pylist(),

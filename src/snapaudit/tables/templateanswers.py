@@ -23,10 +23,11 @@ from typing import TypeVar
 
 import numpy as np
 
-from snapaudit.tables.answertable import AnswerTable
+from snapaudit.tables.answertable import AnswerTable, coded_full_grid
 from snapaudit.tables.templaterows import (
     BLOCK,
     CHUNK,
+    DECLINED,
     Decline,
     Template,
     Token,
@@ -102,17 +103,15 @@ def template_answers(path: str | Path, *, block: int = BLOCK, chunk: int = CHUNK
         quoted = f'"{SEPARATOR[id(template)]}"'
         docs = [_ids(text, quoted) for text in codes["doc_ids"].values] \
             if "doc_ids" in codes else None
-    except (Decline, UnicodeDecodeError, OSError, IndexError):  # IndexError: never seen
+    except DECLINED:
         return None
     repeat = cols["repeat"].astype(np.int64)
     if int(repeat.max()) < 2:
         return None
     qids, q = codes["question_id"].values, cols["question_id"]
     states, s = codes["state"].values, cols["state"]
-    r, n = int(repeat.max()), len(repeat)
-    cell = (q.astype(np.int64) * len(states) + s) * r + (repeat - 1)
-    if len(qids) * len(states) * r != n or not bool(
-            (np.bincount(cell, minlength=n) == 1).all()):
+    n = len(repeat)
+    if not coded_full_grid(q, s, repeat, len(qids), len(states)):
         return None  # a duplicate or a hole in the grid
     values, answer = codes["answer"].values, cols["answer"]
     doc_ids: Sequence[tuple[str, ...] | None] = [None] * n if docs is None else _per_row(
@@ -132,7 +131,7 @@ def template_gold(path: str | Path, *, block: int = BLOCK, chunk: int = CHUNK
         template, codes, cols = read_columns(Path(path), GOLD, block, chunk)
         quoted = f'"{SEPARATOR[id(template)]}"'
         aliases = [_ids(text, quoted) for text in codes["answers"].values]
-    except (Decline, UnicodeDecodeError, OSError, IndexError):  # IndexError: never seen
+    except DECLINED:
         return None
     qids = codes["question_id"].values
     if len(qids) != len(cols["question_id"]) or not all(aliases):
