@@ -21,7 +21,7 @@ from snapaudit.tables.labeltable import LabelTable, ref_sides
 from snapaudit.tables.templaterows import (
     BLOCK,
     CHUNK,
-    Decline,
+    DECLINED,
     Template,
     Token,
     compile_template,
@@ -59,7 +59,7 @@ def template_labels(path: str | Path, *, block: int = BLOCK, chunk: int = CHUNK
     at a time (cut at a newline), checked ``chunk`` lines at a time."""
     try:
         _, codes, cols = read_columns(Path(path), TEMPLATES, block, chunk)
-    except (Decline, UnicodeDecodeError, OSError, IndexError):  # IndexError: never seen
+    except DECLINED:
         return None
     judges = codes["judge"].values
     if "" in judges:

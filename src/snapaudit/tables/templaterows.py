@@ -35,6 +35,10 @@ class Decline(Exception):
     """The file is not one this reader vouches for."""
 
 
+# what a template reader turns into "not this reader's file" (None): IndexError never seen
+DECLINED = (Decline, UnicodeDecodeError, OSError, IndexError)
+
+
 def _word(text: bytes) -> np.uint64:
     return _U(int.from_bytes(text, "little"))
 
