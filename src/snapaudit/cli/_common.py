@@ -49,3 +49,18 @@ def check_output_path(path: Path, option: str) -> None:
         raise ConfigError(f"{option} {path}: folder {parent} does not exist")
     if path.is_dir():
         raise ConfigError(f"{option} {path}: is a folder, expected a file path")
+
+
+def serve_until_stopped(url: str, serve_forever: Callable[[], object],
+                        close: Callable[[], object], open_browser: bool) -> None:
+    """Open ``url`` in the browser if asked, serve until Ctrl-C ("stopped"), then close."""
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(url)
+    try:
+        serve_forever()
+    except KeyboardInterrupt:
+        click.echo("stopped")
+    finally:
+        close()

@@ -7,6 +7,7 @@ from typing import Literal
 
 import click
 
+from snapaudit.cli._common import serve_until_stopped
 from snapaudit.errors import ConfigError
 
 
@@ -48,16 +49,7 @@ def command(run_dir: Path, annotator: str, label: bool, sample: int | None, port
                                       port=port))
     what = "blind labels" if label else "change review"
     click.echo(f"{what} of {run_dir} for {annotator} at {server.url}  (Ctrl-C to stop)")
-    if open_browser:
-        import webbrowser
-
-        webbrowser.open(server.url)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        click.echo("stopped")
-    finally:
-        server.close()
+    serve_until_stopped(server.url, server.serve_forever, server.close, open_browser)
 
 
 def _exchange(run_dir: Path, annotator: str, sample: int | None, fmt: str | None,

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from snapaudit.cli._common import serve_until_stopped
+
 
 @click.command("view")
 @click.argument("run_dir", metavar="DIR", type=click.Path(file_okay=False, exists=True,
@@ -25,13 +27,4 @@ def command(run_dir: Path, port: int, open_browser: bool) -> None:
     if paths.report.small_sample:
         click.echo(f"{paths.report.small_sample}; treat this verdict as provisional")
     click.echo(f"serving {paths.html} at {server.url}  (Ctrl-C to stop)")
-    if open_browser:
-        import webbrowser
-
-        webbrowser.open(server.url)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        click.echo("stopped")
-    finally:
-        server.server_close()
+    serve_until_stopped(server.url, server.serve_forever, server.server_close, open_browser)
