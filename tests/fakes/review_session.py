@@ -1,4 +1,5 @@
-"""An in-memory review session with the library's interface, for the app's HTTP tests.
+"""An in-memory review session with the library's interface and item types, for the app's
+HTTP tests.
 
 It keeps the contract's rules that the server maps to statuses: an unknown question or a
 missing pair is a ConfigError (400); different labels for a saved question or a stale
@@ -9,57 +10,16 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from itertools import combinations
 from typing import Any
 
 from snapaudit.errors import ConfigError, IntegrityError, LockError
-
-
-@dataclass(frozen=True)
-class Blind:
-    item: str
-    text: str
-
-
-@dataclass(frozen=True)
-class Label:
-    question_id: str
-    question: str
-    answers: tuple[Blind, ...]
-    pairs: tuple[str, ...]
-    saved: Mapping[str, str] | None = None
-
-
-@dataclass(frozen=True)
-class Record:
-    decision: str
-    note: str
-    annotator: str
-    at: str
-    shown_sha256: str
-
-
-@dataclass(frozen=True)
-class Change:
-    question_id: str
-    question: str
-    old: tuple[str, ...]
-    new: tuple[str, ...]
-    gold: tuple[str, ...] | None
-    old_state: str
-    new_state: str
-    shown_sha256: str
-    decision: Record | None = None
-
-
-@dataclass(frozen=True)
-class Counts:
-    labelled: int
-    label_total: int
-    labels_locked: bool
-    reviewed: int
-    changed: int
+from snapaudit.run.after.review_items import BlindAnswer as Blind
+from snapaudit.run.after.review_items import ChangeItem as Change
+from snapaudit.run.after.review_items import DecisionRecord as Record
+from snapaudit.run.after.review_items import LabelItem as Label
+from snapaudit.run.after.review_items import Progress as Counts
 
 
 def _sha(*parts: str) -> str:
@@ -80,9 +40,9 @@ class FakeSession:
         for qid, (question, old, new) in questions.items():
             answers = tuple(Blind(chr(65 + i), t) for i, t in enumerate([*old, *new]))
             pairs = tuple(f"{a.item}|{b.item}" for a, b in combinations(answers, 2))
-            self.labels[qid] = Label(qid, question, answers, pairs)
+            self.labels[qid] = Label(qid, question, answers, pairs, None)
             self.changes[qid] = Change(qid, question, tuple(old), tuple(new), None, "n1", "n7",
-                                       _sha(question, *old, *new))
+                                       _sha(question, *old, *new), None)
 
     def label_items(self) -> list[Label]:
         return list(self.labels.values())
