@@ -90,3 +90,12 @@ def no_secret_anywhere(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
     yield
     leaks = [*_LEAKS, *_files_with(tmp_path_factory.getbasetemp(), SECRET.encode())]
     assert not leaks, "the test secret leaked into:\n  " + "\n  ".join(leaks)
+
+
+@pytest.fixture(scope="session")
+def built_review_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished run with a rule judge (:func:`tests.helpers.review.build_review_run`), built
+    once for the session: a test copies it (``copy_run``) before it changes anything."""
+    from tests.helpers.review import build_review_run
+
+    return build_review_run(tmp_path_factory.mktemp("review"))

@@ -9,12 +9,7 @@ import pytest
 from snapaudit.run.after.review import ReviewSession
 from snapaudit.stats.verdict import EXIT_REGRESSIONS
 from tests.helpers.cli import exit_code
-from tests.helpers.review import build_review_run, copy_run
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_review_run(tmp_path_factory.mktemp("review"))
+from tests.helpers.review import copy_run
 
 
 def _decide(run: Path, annotator: str, decision: str) -> None:
@@ -23,8 +18,8 @@ def _decide(run: Path, annotator: str, decision: str) -> None:
         s.save_decision(item.question_id, decision, "", item.shown_sha256)  # type: ignore[arg-type]
 
 
-def test_report_exits_6_while_a_regression_stands(built: Path, tmp_path: Path) -> None:
-    run = copy_run(built, tmp_path)
+def test_report_exits_6_while_a_regression_stands(built_review_run: Path, tmp_path: Path) -> None:
+    run = copy_run(built_review_run, tmp_path)
     report = ["report", str(run), "--fail-on", "regressions"]
     assert exit_code(report) == 0  # no review yet
     _decide(run, "alice", "neutral")
@@ -37,12 +32,12 @@ def test_report_exits_6_while_a_regression_stands(built: Path, tmp_path: Path) -
     assert exit_code(report) == 0
 
 
-def test_run_exits_6_after_re_analysis(built: Path, tmp_path: Path,
+def test_run_exits_6_after_re_analysis(built_review_run: Path, tmp_path: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:
-    run = copy_run(built, tmp_path)
+    run = copy_run(built_review_run, tmp_path)
     _decide(run, "alice", "regression")
-    argv = ["run", str(built.parent / "protocol.toml"), "--run-dir", str(run), "--progress",
-            "silent"]
+    argv = ["run", str(built_review_run.parent / "protocol.toml"), "--run-dir", str(run),
+            "--progress", "silent"]
     assert exit_code([*argv, "--fail-on", "regressions"]) == 6
     assert "1 regression(s)" in capsys.readouterr().out  # the summary's review line
     assert exit_code([*argv, "--fail-on", "incompatible"]) == 0

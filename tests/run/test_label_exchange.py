@@ -13,17 +13,12 @@ from snapaudit.errors import ConfigError
 from snapaudit.run.after.label_exchange import export_tasks, import_annotations
 from snapaudit.run.after.review import ReviewSession
 from snapaudit.stats.normalize import normalize_nq
-from tests.helpers.review import build_review_run, copy_run
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_review_run(tmp_path_factory.mktemp("review"))
+from tests.helpers.review import copy_run
 
 
 @pytest.fixture
-def run(built: Path, tmp_path: Path) -> Path:
-    return copy_run(built, tmp_path)
+def run(built_review_run: Path, tmp_path: Path) -> Path:
+    return copy_run(built_review_run, tmp_path)
 
 
 def _label(task: dict[str, Any]) -> str:

@@ -19,17 +19,12 @@ from snapaudit.run.stages.judge_audit import audit_sample
 from snapaudit.stats.normalize import normalize_nq
 from tests.fakes.rag_service import planted_answer
 from tests.helpers.ledger_view import query
-from tests.helpers.review import build_review_run, copy_run
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_review_run(tmp_path_factory.mktemp("review"))
+from tests.helpers.review import copy_run
 
 
 @pytest.fixture
-def run(built: Path, tmp_path: Path) -> Path:
-    return copy_run(built, tmp_path)
+def run(built_review_run: Path, tmp_path: Path) -> Path:
+    return copy_run(built_review_run, tmp_path)
 
 
 def _all(item: LabelItem, label: Label) -> dict[str, Label]:

@@ -12,17 +12,12 @@ from snapaudit.run.after.review import Label, LabelItem, ReviewSession
 from snapaudit.run.engine import reanalyze
 from snapaudit.stats.normalize import normalize_nq
 from snapaudit.stats.results import read_results
-from tests.helpers.review import build_review_run, copy_run
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_review_run(tmp_path_factory.mktemp("review"))
+from tests.helpers.review import copy_run
 
 
 @pytest.fixture
-def run(built: Path, tmp_path: Path) -> Path:
-    return copy_run(built, tmp_path)
+def run(built_review_run: Path, tmp_path: Path) -> Path:
+    return copy_run(built_review_run, tmp_path)
 
 
 def _by_text(item: LabelItem) -> dict[str, Label]:
