@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from snapaudit.errors import IntegrityError
 from snapaudit.hashing import sha256_json
-from snapaudit.run.record.ledger.faults import sqlite_error
+from snapaudit.run.record.ledger.faults import in_immediate_transaction, sqlite_error
 
 T = TypeVar("T")
 
@@ -139,19 +139,7 @@ class ReviewStore:
 
     def _tx(self, fn: Callable[[], T]) -> T:
         with self._lock:
-            try:
-                self._db.execute("BEGIN IMMEDIATE")
-                out = fn()
-                self._db.execute("COMMIT")
-                return out
-            except sqlite3.Error as exc:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise sqlite_error(self.path, exc) from exc
-            except BaseException:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise
+            return in_immediate_transaction(self._db, self.path, fn)
 
     def add_decision(self, row: DecisionRow, check: Callable[[], None] | None = None
                      ) -> DecisionRow:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import sqlite3
 import threading
 import time
@@ -11,7 +10,12 @@ from pathlib import Path
 from typing import Any, Self, TypeVar
 
 from snapaudit.errors import IntegrityError, StorageError
-from snapaudit.run.record.ledger.faults import is_storage, sqlite_error
+from snapaudit.run.record.ledger.faults import (
+    in_immediate_transaction,
+    is_storage,
+    rollback_quietly,
+    sqlite_error,
+)
 from snapaudit.run.record.ledger.schema import MIGRATIONS, split_script
 
 T = TypeVar("T")
@@ -90,24 +94,10 @@ class LedgerStore:
             return self._in_tx_locked(fn)
 
     def _in_tx_locked(self, fn: Callable[[], T]) -> T:
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-            out = fn()
-            self._db.execute("COMMIT")
-            return out
-        except sqlite3.Error as exc:
-            self._rollback()
-            raise sqlite_error(self.path, exc) from exc
-        except BaseException:
-            self._rollback()
-            raise
+        return in_immediate_transaction(self._db, self.path, fn)
 
     def _rollback(self) -> None:
-        """Roll back what is open; a failing ROLLBACK (after a failed COMMIT SQLite may have
-        ended the transaction itself) never masks the error that got us here."""
-        if self._db.in_transaction:
-            with contextlib.suppress(sqlite3.Error):
-                self._db.execute("ROLLBACK")
+        rollback_quietly(self._db)
 
     def _tx(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
         return self._in_tx(lambda: self._db.execute(sql, params))
