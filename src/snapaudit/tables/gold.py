@@ -19,6 +19,7 @@ from snapaudit.tables.answers import (
     _str_list,
     _unknown_keys,
     use_fast_reader,
+    use_template_reader,
 )
 from snapaudit.tables.records import GoldRow
 
@@ -34,11 +35,11 @@ def read_gold(path: str | Path, fmt: str = "auto", *, fast: bool | None = None
         fmt = _sniff_gold(path)
     if fmt == "triviaqa-dpr":
         return _read_triviaqa_dpr(path)
-    if fmt == "jsonl" and use_fast_reader(path, fast):
+    if fmt == "jsonl" and use_template_reader(path, fast):
         from snapaudit.tables.templateanswers import template_gold
 
         table = template_gold(path)  # the usual layouts, without pyarrow's import or parse
-        if table is None:
+        if table is None and use_fast_reader(path, fast):
             from snapaudit.tables.columnar import fast_gold
 
             table = fast_gold(path)

@@ -13,7 +13,9 @@ invalid UTF-8 in a string, or a line longer than :data:`MAX_LINE` raises :class:
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -295,18 +297,27 @@ def _block(buf: bytearray, size: int, ends: np.ndarray, chunk: int, template: Te
         rows.finish()
 
 
+def _block_size(fd: int, block: int) -> int:
+    """``block``, or less for a regular file smaller than it: its size and one byte, so that
+    the whole file is one block and a small file does not zero a buffer of ``BLOCK`` bytes
+    (~13 ms); the blocks, and so the columns, are the same."""
+    st = os.fstat(fd)
+    return min(block, st.st_size + 1) if stat.S_ISREG(st.st_mode) else block
+
+
 def read_columns(path: Path, templates: list[Template], block: int = BLOCK, chunk: int = CHUNK
                  ) -> tuple[Template, dict[str, Codes], dict[str, np.ndarray]]:
     """(the template, codes of each string field, column of each field) of a file whose every
     line follows the one of ``templates`` that its first line follows. A list field ("l") is
     coded as a string: its text between the brackets (up to the first ``]``)."""
-    buf = bytearray(block + MAX_LINE + 32)  # room for a row's width past the last line
-    data = np.frombuffer(buf, dtype=np.uint8)
     codes: dict[str, Codes] = {}
     cols: dict[str, list[np.ndarray]] = {}
     template: Template | None = None
     carry = 0
     with open(path, "rb", buffering=0) as f:
+        block = _block_size(f.fileno(), block)
+        buf = bytearray(block + MAX_LINE + 32)  # room for a row's width past the last line
+        data = np.frombuffer(buf, dtype=np.uint8)
         while True:
             got = f.readinto(memoryview(buf)[carry:block])
             size = carry + got
