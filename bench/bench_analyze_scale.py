@@ -16,6 +16,7 @@ It then runs, in one process and one run:
 Usage::
 
     python bench/bench_analyze_scale.py                       # 10,000 q, 4 states, r = 2
+    python bench/bench_analyze_scale.py --questions 400 --pyc # with a byte-code cache
     python bench/bench_analyze_scale.py --questions 100000 --states 4 --repeats 5 \\
         --labelled 2 --judges 2 --skip-scipy
 """
@@ -142,8 +143,9 @@ def decoders(path: Path, lines: int) -> None:
 
 
 def run_analyze(paths: dict[str, Path], states: int, out: Path, draws: int,
-                ladder: bool) -> tuple[float, float]:
-    """(seconds, peak RSS in MiB) of the CLI ``snapaudit analyze`` in a child process."""
+                ladder: bool, env: dict[str, str] | None = None) -> tuple[float, float]:
+    """(seconds, peak RSS in MiB) of the CLI ``snapaudit analyze`` in a child process
+    (``env``: its environment, default this one's)."""
     names = STATES[:states]
     # main() as the console script calls it (the program: argv from the command line)
     cmd = [sys.executable, "-c", "from snapaudit.cli import main; main()",
@@ -154,7 +156,7 @@ def run_analyze(paths: dict[str, Path], states: int, out: Path, draws: int,
         cmd += ["--ladder", ",".join(names)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"analyze failed:\n{proc.stdout}\n{proc.stderr}")
@@ -179,6 +181,10 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, help="write the tables here and keep them")
     ap.add_argument("--decoders", type=int, default=0, metavar="LINES",
                     help="also time the JSON decoders on this many label lines")
+    ap.add_argument("--pyc", action="store_true",
+                    help="give analyze a byte-code cache in a temporary folder, warmed by a "
+                         "first untimed run, as an installed package has (this machine sets "
+                         "PYTHONDONTWRITEBYTECODE=1: every start compiles the sources again)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = a.keep or Path(tmp)
@@ -190,13 +196,20 @@ def main() -> None:
         print(f"load average at start: {os.getloadavg()[0]:.2f} (2 cores shared)")
         print(f"tables: {a.questions:,} questions, {a.states} states, r = {a.repeats}: "
               f"{rows:,} answers, {labels:,} labels ({a.judges} judge(s)), written in {gen:.1f} s")
-        wall, peak = run_analyze(paths, a.states, folder / "results.json", a.draws,
-                                 ladder=a.states > 2 and a.labelled == a.states)
+        env = dict(os.environ)
+        ladder = a.states > 2 and a.labelled == a.states
+        if a.pyc:
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
+            run_analyze(paths, a.states, folder / "results.json", a.draws, ladder, env)
+        wall, peak = run_analyze(paths, a.states, folder / "results.json", a.draws, ladder, env)
+        print(f"byte code: {'cached (--pyc)' if a.pyc else 'as the environment says'} "
+              f"(PYTHONDONTWRITEBYTECODE={env.get('PYTHONDONTWRITEBYTECODE', '')!r})")
         print("\n| work | seconds | peak RSS MiB |\n|---|---|---|")
-        print(f"| `snapaudit analyze` (whole CLI) | {wall:.1f} | {peak:.0f} |")
+        print(f"| `snapaudit analyze` (whole CLI) | {wall:.2f} | {peak:.0f} |")
         if not a.skip_scipy:
             base = scipy_baseline(a.questions, a.draws)
-            print(f"| scipy.stats.bootstrap, 2 x {a.draws:,} draws | {base:.1f} | |")
+            print(f"| scipy.stats.bootstrap, 2 x {a.draws:,} draws | {base:.2f} | |")
             print(f"\nscipy / analyze = {base / wall:.2f}x")
         if a.decoders:
             decoders(paths["labels"], min(a.decoders, labels))
