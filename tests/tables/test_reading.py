@@ -71,3 +71,25 @@ def test_a_labels_error_is_the_line_readers(tmp_path: Path) -> None:
         with pytest.raises(InputError) as both:
             read_tables(answers, labels, gold)
         assert str(both.value) == str(seq.value) and "labels.jsonl" in str(both.value), kind
+
+
+def _break_gold(gold: Path) -> None:
+    lines = gold.read_text(encoding="utf-8").splitlines()
+    lines[3] = lines[3].replace('"answers": ["g3"]', '"answers": []')  # no gold answers
+    gold.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_a_gold_error_comes_after_the_answers_and_labels_errors(tmp_path: Path) -> None:
+    answers, labels, gold = _write(tmp_path, bad_label=True)
+    _break_gold(gold)
+    with pytest.raises(InputError) as labels_first:  # the gold is read in a worker meanwhile
+        read_tables(answers, labels, gold)
+    assert "labels.jsonl" in str(labels_first.value)
+    answers, labels, gold = _write(tmp_path)
+    _break_gold(gold)
+    with pytest.raises(InputError) as seq:
+        read_gold(gold)
+    with pytest.raises(InputError) as both:
+        read_tables(answers, labels, gold)
+    assert str(both.value) == str(seq.value) and "gold.jsonl" in str(both.value)
+    assert "no gold answers" in str(both.value)

@@ -2,10 +2,12 @@
 
 At 10^5 questions x 5 repeats the labels file (1.2 GB) and the answers file (0.35 GB) each take
 seconds to parse, and their readers spend most of it in numpy, which releases the GIL: parsed
-side by side they take about the time of the longer one. What the caller sees is what reading
+side by side they take about the time of the longer one. The gold file is read in a second
+worker meanwhile. What the caller sees is what reading
 them one after another gives: the same tables, and the same first error (the answers' before
 the labels', the labels' before the gold's), because a parse started early only returns a
-table (or None) and the checks against the answers run after the answers are read.
+table (or None), the checks against the answers run after the answers are read, and the
+gold's result (or its error) is taken last.
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ def read_tables(answers: str | Path, labels: str | Path | None = None,
     if labels is None:
         rows = read_answers(answers)
         return rows, [], read_gold(gold, gold_format) if gold is not None else None
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="snapaudit-labels") as pool:
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="snapaudit-tables") as pool:
         parsing = pool.submit(parse_labels, labels)
-        rows = read_answers(answers)  # an error here waits for the parse, then propagates
+        # the gold's read (or its error) is taken only after the labels are checked
+        golden = pool.submit(read_gold, gold, gold_format) if gold is not None else None
+        rows = read_answers(answers)  # an error here waits for the others, then propagates
         table = read_labels(labels, rows, parsed=parsing.result)
-    return rows, table, read_gold(gold, gold_format) if gold is not None else None
+        return rows, table, golden.result() if golden is not None else None
