@@ -94,3 +94,24 @@ def test_a_wait_steals_the_other_queued_work_first() -> None:
         assert early._result("busy") is True  # while waiting: runs y, then x, here
         assert order == ["y@MainThread", "x@MainThread"]
         assert early._result("x") == "x" and early._result("y") == "y"
+
+
+def test_gold_draws_started_early_keep_the_sequential_errors() -> None:
+    """The gold's draws start before the kernels; an error still surfaces where the
+    sequential analysis meets it: a bad label before a bad gold, and a gold error at all."""
+    from snapaudit.errors import InputError
+    from snapaudit.tables import AnswerRow, PairLabel
+    from snapaudit.tables.records import AnswerRef
+
+    rows = [AnswerRow(q, s, j, a) for q, a in (("q1", "Oslo"), ("q2", "Rome"))
+            for s in ("A", "B") for j in (1, 2)]
+    config = AnalysisConfig(old="A", new="B", draws=200)
+    short_gold = {"q1": ("Oslo",)}  # q2 has no gold
+    partial = [PairLabel("q1", AnswerRef("A", 1), AnswerRef("A", 2), True)]  # pairs missing
+    with pytest.raises(InputError, match="missing pair label"):
+        analyze(rows, config=config, labels=partial, gold=short_gold)
+    with pytest.raises(InputError) as err:
+        analyze(rows, config=config, gold=short_gold)
+    assert "q2" in str(err.value)
+    done = analyze(rows, config=config, gold={"q1": ("Oslo",), "q2": ("Paris",)})
+    assert done.utility is not None and done.secondary.flip_rates is not None

@@ -15,7 +15,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from snapaudit._model import Frozen
-from snapaudit.errors import ConfigError
+from snapaudit.errors import ConfigError, InputError
 from snapaudit.stats import agreement as agreement_mod
 from snapaudit.stats import prefetch
 from snapaudit.stats.agreement import JudgeAgreement
@@ -233,20 +233,20 @@ def _analyze(answers: Sequence[AnswerRow], config: AnalysisConfig,
     pair = agreement_mod.judge_pair(judges, semantic.judge) if semantic else None
     if pair:  # the longest draws: started first, taken last
         prefetch.start_agreement(early, labels, pair, config.draws, config.seed)
+    # then the gold's, before the kernels (None: an input error, met again below where the
+    # sequential analysis meets it)
+    started = _start_gold(grid, answers, gold, norm, config, early)
     main: Kernel = semantic if semantic is not None else ExactKernel(grid, norm)
     exact = main if isinstance(main, ExactKernel) else ExactKernel(grid, norm)
     kernels: dict[str, Kernel] = {"exact": exact, **({"semantic": semantic} if semantic else {})}
     pq = {name: per_question(grid, k, config.old, config.new) for name, k in kernels.items()}
-    res = resampling(answers, grid.question_ids)
+    res = started[0] if started else resampling(answers, grid.question_ids)
     values = np.column_stack([pq[n].d for n in kernels])
     # a cluster bootstrap may refuse the clusters (here, as always)
     boot = res.intervals(values, config.draws, config.seed, method=config.bootstrap,
                          repeats=grid.repeats)
     flip = flips(main, grid, config.old, config.new, pq[main.name])
-    util, cells = _utility(grid, gold, norm, config)
-    if gold is not None:
-        scores = gold_scores(grid, gold, norm, config.old, config.new, cells)
-        prefetch.start_gold(early, scores, res, config.draws, config.seed)
+    util, cells = started[1:] if started else _utility(grid, gold, norm, config)
     prefetch.start_permutations(early, kernels, grid, config.old, config.new,
                                 config.permutations, config.seed)
     trans = ({n: transitions(grid, gold, norm, k, config.old, config.new, cells)
@@ -288,6 +288,23 @@ def _semantic(grid: AnswerGrid, answers: Sequence[AnswerRow], labels: Sequence[P
         validate_labels(labels, answers)
     judges = agreement_mod.judges_of(labels)
     return SemanticKernel(labels, _primary_judge(config, judges)), judges
+
+
+def _start_gold(grid: AnswerGrid, answers: Sequence[AnswerRow],
+                gold: Mapping[str, Sequence[str]] | None, norm: Normalizer,
+                config: AnalysisConfig, early: Prefetch
+                ) -> tuple[Resampling, Utility | None, dict[str, GoldCells] | None] | None:
+    """(the resampling, :func:`_utility`) with the gold's draws started, or None (nothing
+    started) on an input error, which the caller meets again in the sequential order."""
+    try:
+        res = resampling(answers, grid.question_ids)
+        util, cells = _utility(grid, gold, norm, config)
+    except InputError:
+        return None
+    if gold is not None:
+        scores = gold_scores(grid, gold, norm, config.old, config.new, cells)
+        prefetch.start_gold(early, scores, res, config.draws, config.seed)
+    return res, util, cells
 
 
 def _utility(grid: AnswerGrid, gold: Mapping[str, Sequence[str]] | None, norm: Normalizer,
