@@ -7,6 +7,7 @@ so a caller can catch one type. The CLI maps them to exit codes::
     ├── InputError                      a bad input file: names file, line and problem
     ├── ProtocolError                   a protocol TOML that does not validate
     ├── ConfigError                     a bad option or combination of options
+    │   └── FieldErrors                 a config object's fields that do not validate
     ├── IntegrityError                  a ledger, lock, manifest or artifact that changed
     │   └── ProtocolMismatchError       resuming with a protocol whose hash differs
     ├── LockError                       a stage run out of order (e.g. gold read before unlock)
@@ -53,6 +54,22 @@ class ProtocolError(SnapauditError):
 
 class ConfigError(SnapauditError):
     """A bad option or combination of options."""
+
+
+class FieldErrors(ConfigError, ValueError):
+    """The fields of a config object (e.g. ``AnalysisConfig``) that do not validate: every
+    ``(field, problem)`` pair, the field ``""`` for a rule across fields. A ``ValueError``
+    too, as pydantic's ``ValidationError`` of the models these objects once were."""
+
+    def __init__(self, errors: Sequence[tuple[str, str]]):
+        self.errors = tuple(errors)
+        super().__init__("; ".join(f"{f}: {p}" if f else p for f, p in self.errors))
+
+    def describe(self, names: Mapping[str, str]) -> str:
+        """The problems with each field named as the user typed it (``names``: field ->
+        option), else by the field's own name."""
+        return "; ".join(f"{names.get(f, f)}: {p}" if names.get(f, f) else p
+                         for f, p in self.errors)
 
 
 class IntegrityError(SnapauditError):

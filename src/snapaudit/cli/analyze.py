@@ -6,17 +6,15 @@ import json
 from pathlib import Path
 
 import click
-from pydantic import ValidationError
 
 from snapaudit import atomic, tables
-from snapaudit._model import describe_errors
 from snapaudit.cli._common import check_output_path
-from snapaudit.errors import ConfigError
+from snapaudit.errors import ConfigError, FieldErrors
 from snapaudit.stats.analysis import AnalysisConfig, analyze
 from snapaudit.stats.gate import GateConfig
 
 OPTION_NAMES = {"old": "--old", "new": "--new", "ladder": "--ladder", "draws": "--draws",
-                "bootstrap": "--bootstrap",
+                "bootstrap": "--bootstrap", "permutations": "--permutations",
                 "seed": "--seed", "benchmark": "--benchmark", "primary_judge": "--judge",
                 "": "--old/--new/--ladder"}
 
@@ -67,8 +65,8 @@ def command(answers: Path, labels: Path | None, gold: Path | None, gold_format: 
             ladder=tuple(s.strip() for s in ladder.split(",")) if ladder else None,
             primary_judge=primary_judge,
             gate=GateConfig(profile=gate_profile))  # type: ignore[arg-type]
-    except ValidationError as exc:
-        raise ConfigError("; ".join(describe_errors(exc, OPTION_NAMES))) from None
+    except FieldErrors as exc:
+        raise ConfigError(exc.describe(OPTION_NAMES)) from None
     rows, labs, gold_map = tables.read_tables(answers, labels, gold, gold_format)
     result = analyze(rows, config=config, labels=labs, gold=gold_map)
     from snapaudit.report.summary import render_text  # the report layer, once there is a result

@@ -3,18 +3,20 @@ and preflight refuses a gate that names a kernel the run cannot produce."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from snapaudit.errors import ProtocolError
 from snapaudit.run.record.protocol import Protocol
-from snapaudit.stats.gate import GateConfig
+from snapaudit.stats.gate import GateConfig, Profile
 
 
 def effective_gate(protocol: Protocol) -> GateConfig:
     """The gate with its profile resolved: explicit rules or profile, else by answers.kind."""
-    gate = protocol.gate
+    gate = protocol.gate.config()
     if gate.rules is not None or gate.profile is not None:
         return gate
-    profile = "long-form" if protocol.answers.kind == "long" else "study"
-    return gate.model_copy(update={"profile": profile})
+    profile: Profile = "long-form" if protocol.answers.kind == "long" else "study"
+    return replace(gate, profile=profile)
 
 
 def check_evaluable(protocol: Protocol) -> None:

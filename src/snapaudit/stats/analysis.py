@@ -9,21 +9,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import Field, model_validator
 
-from snapaudit._model import Frozen
 from snapaudit.errors import ConfigError, InputError
 from snapaudit.stats import agreement as agreement_mod
 from snapaudit.stats import prefetch
 from snapaudit.stats.agreement import JudgeAgreement
-from snapaudit.stats.bootstrap import DEFAULT_DRAWS, Bootstrapped, Method
+from snapaudit.stats.bootstrap import Bootstrapped
 from snapaudit.stats.churn import PerQuestion, per_question
 from snapaudit.stats.cluster import Resampling, resampling
+from snapaudit.stats.config import AnalysisConfig as AnalysisConfig
 from snapaudit.stats.flips import Flips, flips
-from snapaudit.stats.gate import GateConfig, GateResult, evaluate
+from snapaudit.stats.gate import GateResult, evaluate
 from snapaudit.stats.kernels import (
     AnswerGrid,
     ExactKernel,
@@ -44,38 +43,6 @@ from snapaudit.stats.verdict import Verdict, verdict_of
 from snapaudit.tables import AnswerRow, LabelTable, PairLabel, validate_labels
 
 SCHEMA_VERSION = "2"
-
-
-class AnalysisConfig(Frozen):
-    """What to compare and how: old/new states, optional ladder, benchmark, bootstrap, gate."""
-
-    old: str
-    new: str
-    ladder: tuple[str, ...] | None = None
-    # the order states are reported in (the protocol's states.order); default: the ladder,
-    # else old, new, then any other state by name
-    states: tuple[str, ...] | None = None
-    benchmark: Literal["nq", "triviaqa"] = "nq"
-    draws: int = Field(default=DEFAULT_DRAWS, ge=100)
-    seed: int = 0
-    # "exact": the exact bootstrap of every mean of gridded per-question values (D of each
-    # kernel and ladder step, the EM change; stats/exact.py); "draws": Monte Carlo everywhere
-    bootstrap: Method = "exact"
-    gate: GateConfig = Field(default_factory=GateConfig)
-    primary_judge: str | None = None
-    # permutations of the distribution test (stats/permutation.py); 0 skips it
-    permutations: int = Field(default=10_000, ge=0)
-
-    @model_validator(mode="after")
-    def _check(self) -> AnalysisConfig:
-        if self.old == self.new:
-            raise ValueError("old and new must be different states")
-        if self.ladder is not None:
-            if len(set(self.ladder)) != len(self.ladder) or len(self.ladder) < 2:
-                raise ValueError("ladder must list at least 2 distinct states")
-            if self.old not in self.ladder or self.new not in self.ladder:
-                raise ValueError("ladder must contain the old and new states")
-        return self
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,11 +23,9 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
-from pydantic import Field
-
-from snapaudit._model import Frozen
+from snapaudit.stats.fields import Checks
 
 Kernel = Literal["exact", "semantic"]
 Statistic = Literal["d_hat", "lcb95"]
@@ -35,13 +33,22 @@ Op = Literal[">=", ">"]
 _OPS = {">=": operator.ge, ">": operator.gt}
 
 
-class GateRule(Frozen):
+@dataclass(frozen=True, slots=True)
+class GateRule:
     """One inequality on one kernel's statistic, e.g. ``exact lcb95 > 0``."""
 
     kernel: Kernel
     statistic: Statistic
     op: Op
     threshold: float
+
+    def __post_init__(self) -> None:
+        check = Checks(self)
+        check.choice("kernel", get_args(Kernel))
+        check.choice("statistic", get_args(Statistic))
+        check.choice("op", get_args(Op))
+        check.number("threshold")
+        check.done()
 
     def describe(self) -> str:
         return f"{self.kernel} {self.statistic} {self.op} {self.threshold:g}"
@@ -69,7 +76,8 @@ def default_rules() -> tuple[GateRule, ...]:
     return profile_rules("study")
 
 
-class GateConfig(Frozen):
+@dataclass(frozen=True, slots=True)
+class GateConfig:
     """The rules of the gate, all of which must hold (intersection-union test).
 
     ``rules`` (explicit) wins over ``profile``; with neither, the profile is ``study`` for
@@ -77,8 +85,22 @@ class GateConfig(Frozen):
     """
 
     profile: Profile | None = None
-    min_d_pp: float = Field(default=3.0, ge=0.0)
-    rules: tuple[GateRule, ...] | None = Field(default=None, min_length=1)
+    min_d_pp: float = 3.0
+    rules: tuple[GateRule, ...] | None = None
+
+    def __post_init__(self) -> None:
+        check = Checks(self)
+        check.choice("profile", (*get_args(Profile), None))
+        check.number("min_d_pp", ge=0.0)
+        if self.rules is not None:
+            if not isinstance(self.rules, list | tuple) or not all(
+                    isinstance(r, GateRule) for r in self.rules):
+                check.fail("rules", f"must be a list of GateRule, got {self.rules!r:.60}")
+            elif not self.rules:
+                check.fail("rules", "has 0 item(s); needs at least 1")
+            else:
+                check.set("rules", tuple(self.rules))
+        check.done()
 
     def active_rules(self) -> tuple[GateRule, ...]:
         if self.rules is not None:

@@ -29,7 +29,7 @@ from snapaudit.errors import ProtocolError
 from snapaudit.hashing import sha256_json
 from snapaudit.judge.config import JudgeConfig
 from snapaudit.names import check_name
-from snapaudit.stats.gate import GateConfig
+from snapaudit.run.record.gatespec import GateSpec
 from snapaudit.systems.config import AuthConfig, HttpSystemConfig, PythonSystemConfig, RunConfig
 from snapaudit.testbed.generate.config import GeneratorConfig
 from snapaudit.testbed.paths import expand_path_states
@@ -146,7 +146,7 @@ class Protocol(Frozen):
     generator: GeneratorConfig | None = None
     answers: AnswersConfig = AnswersConfig()
     judge: JudgeConfig = JudgeConfig()
-    gate: GateConfig = GateConfig()
+    gate: GateSpec = GateSpec()
     bootstrap: BootstrapConfig = BootstrapConfig()
     run: RunConfig = RunConfig()
     lineage: LineageConfig | None = None

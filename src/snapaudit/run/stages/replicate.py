@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -148,7 +148,7 @@ async def run_replication(
                    and lab.judge == plan.original_judge
                    and lab.a.state in states and lab.b.state in states]
     original = analyze(orig_rows, labels=orig_labels, gold=sub_gold,
-                       config=config.model_copy(update={"primary_judge": plan.original_judge}))
+                       config=replace(config, primary_judge=plan.original_judge))
     paired = {}
     for kernel, pq in replicated.per_question.items():
         if kernel in original.per_question:
