@@ -99,3 +99,19 @@ def test_states_are_reported_in_protocol_order() -> None:
     three = analyze(rows, config=AnalysisConfig(old="old", new="new", draws=100,
                                                 states=("old", "mid", "new")))
     assert three.comparison.states == ("old", "mid", "new")
+
+
+def test_the_gate_table_is_validated_and_built_into_the_analysis_gate() -> None:
+    rule = {"kernel": "exact", "statistic": "lcb95", "op": ">", "threshold": 0}
+    p = _proto(gate={"rules": [rule], "min_d_pp": 4})
+    gate = effective_gate(p)
+    assert isinstance(gate, GateConfig) and gate.min_d_pp == 4.0
+    assert [r.describe() for r in gate.active_rules()] == ["exact lcb95 > 0"]
+    assert p.model_dump(mode="json")["gate"] == {"profile": None, "min_d_pp": 4.0,
+                                                 "rules": [{**rule, "threshold": 0.0}]}
+    with pytest.raises(ProtocolError, match=r"'gate\.min_d_pp': must be >= 0\.0, got -1"):
+        _proto(gate={"min_d_pp": -1})
+    with pytest.raises(ProtocolError, match=r"'gate\.rules\.0\.op': must be one of '>=' or '>'"):
+        _proto(gate={"rules": [{**rule, "op": "<"}]})
+    with pytest.raises(ProtocolError, match=r"unknown key 'gate\.extra'"):
+        _proto(gate={"extra": 1})
