@@ -6,9 +6,10 @@ on the banks of the Y River."), each would retrieve the other's answer sentence,
 embedded model answers from a near-duplicate sentence as readily as from its own: a question
 the world labels ``stable`` would flip when the other question's document enters. So every
 template here has its own content words (no word outside the tokenizer's stopword list
-appears in two templates, nor in the filler, distractor and conflict texts; a test checks),
-and a world draws its topics without replacement: a world of up to ``len(TOPICS)`` ordinary
-questions (and ``len(CUPS)`` second readings) never reuses a wording.
+appears in two templates, nor in the filler, distractor and conflict texts), and a world
+draws its topics without replacement: a world of up to ``len(TOPICS)`` ordinary questions
+(and ``len(CUPS)`` second readings) never reuses a wording. tests/demo/test_world.py checks
+the consequence on three worlds: a question's words match no document but its own plant's.
 """
 
 from __future__ import annotations
