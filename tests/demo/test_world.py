@@ -98,3 +98,20 @@ def test_demo_refuses_an_out_dir_holding_another_world(tmp_path: Path) -> None:
     assert (tmp_path / "world" / "questions.jsonl").read_bytes() == before
     files = prepare_world(DemoConfig(tmp_path, questions=6, seed=1), SilentProgress())
     assert (files.root / "corpus").is_dir()
+
+
+@pytest.mark.parametrize(("n_questions", "seed"), [(16, 7), (16, 11), (32, 3)])
+def test_a_question_shares_no_search_word_with_another_questions_documents(
+        n_questions: int, seed: int) -> None:
+    """BM25 drops stopwords, so a question retrieves only its own plant's documents: no
+    question shares a topic wording with another (the world's ``stable`` label stays true)."""
+    from snapaudit.testbed.retrieval.tokenize import tokenize
+
+    world = build_world(n_questions, seed)
+    topics = [p["topic"] for p in world.plants.values()]
+    assert len(set(topics)) == len(topics)
+    for question in world.questions:
+        own = set(world.plants[question["id"]]["doc_ids"])  # type: ignore[arg-type]
+        words = set(tokenize(question["question"]))
+        hits = {d["id"] for d in world.docs if words & set(tokenize(d["text"]))}
+        assert hits == own, question

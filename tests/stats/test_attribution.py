@@ -12,6 +12,7 @@ from snapaudit.stats.attribution import (
     attribute_question,
     attribution_table,
     counterfactual_lists,
+    default_call_budget,
     entering,
     leaving,
     majority_agreement,
@@ -126,3 +127,17 @@ def test_named_documents_follow_the_verdict() -> None:
     assert (nec.verdict, nec.named) == (NECESSARY_ONLY, ("x",))
     row = nec.to_json()
     assert (row["named"], row["old"], row["new"]) == (["x"], list(OLD), list(NEW))
+
+
+def test_the_default_budget_counts_judge_calls_and_never_refuses_under_the_cap() -> None:
+    # NEW against OLD: 2 entering documents -> suff1, suff2, nec1, nec2, set-in, set-out
+    assert default_call_budget([2], repeats=2, judged=True, cap=2000) == 24  # 4 x (2 + 1) x 2
+    assert default_call_budget([2], repeats=2, judged=False, cap=2000) == 16
+    assert default_call_budget([2, 1, 3], repeats=3, judged=True, cap=50) == 50
+    for came in range(1, 9):
+        old = tuple(f"o{i}" for i in range(8))
+        new = tuple(f"n{i}" for i in range(came)) + old[: 8 - came]
+        variants = len(counterfactual_lists(old, new))
+        for repeats in (2, 3, 5):
+            calls = variants * (repeats + 1)  # every variant answered and judged once
+            assert calls <= default_call_budget([came], repeats, True, cap=10**6)

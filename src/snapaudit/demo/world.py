@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from snapaudit.demo.names import NameMaker
+from snapaudit.demo.topics import CUPS, TOPICS, Topic
 
 N_SHARDS = 7
 PLANT_KINDS = ("stable", "distractor", "regression", "recovery", "second_reading")
@@ -50,30 +51,6 @@ def hashed_shard_of(seed: int, n_shards: int = N_SHARDS) -> ShardOf:
     return shard_of
 
 
-@dataclass(frozen=True)
-class _Topic:
-    kind: str
-    subject: str  # format with the invented word
-    question: str  # format with the subject
-    support: str  # format with subject and answer
-    answer: str  # "person", "word" or "year"
-
-
-_TOPICS = (
-    _Topic("bridge", "{w} Bridge", "Who designed the {s}?", "The {s} was designed by {a}.",
-           "person"),
-    _Topic("province", "{w}", "What is the capital of the province of {s}?",
-           "The province of {s} is governed from its capital, {a}.", "word"),
-    _Topic("abbey", "{w} Abbey", "In what year was {s} founded?",
-           "{s} was founded in {a} by a small order of monks.", "year"),
-    _Topic("town", "{w}", "Which river flows through the town of {s}?",
-           "The town of {s} grew up on the banks of the {a} River.", "word"),
-    _Topic("engine", "{w} engine", "Who invented the {s}?", "The {s} was invented by {a}.",
-           "person"),
-    _Topic("opera", "{w}", "Who composed the opera {s}?", "The opera {s} was composed by {a}.",
-           "person"),
-)
-_CUP = _Topic("cup", "{w} Cup", "Who won the {s}?", "The {y} {s} was won by {a}.", "person")
 _DISTRACT = (
     "Postcards of {s} are sold at every kiosk nearby.",
     "Visitors photograph {s} most often in spring.",
@@ -138,7 +115,7 @@ class _Builder:
         return self.rng.randint(low, N_SHARDS)
 
 
-def _aliases(topic: _Topic, answer: str) -> list[str]:
+def _aliases(topic: Topic, answer: str) -> list[str]:
     if topic.kind == "town":
         return [answer, f"{answer} River", f"the {answer} River"]
     if topic.answer == "person":
@@ -146,8 +123,7 @@ def _aliases(topic: _Topic, answer: str) -> list[str]:
     return [answer]
 
 
-def _plant_question(b: _Builder, qid: str, plant: str) -> None:
-    topic = _CUP if plant == "second_reading" else b.rng.choice(_TOPICS)
+def _plant_question(b: _Builder, qid: str, plant: str, topic: Topic) -> None:
     subject = topic.subject.format(w=b.names.word(2))
     question = topic.question.format(s=subject)
     gold = b.answer(topic.answer)
@@ -195,6 +171,14 @@ def _plan(n_questions: int, rng: random.Random) -> list[str]:
     return kinds
 
 
+def _draw(rng: random.Random, topics: tuple[Topic, ...], count: int) -> list[Topic]:
+    """``count`` topics without replacement (a fresh shuffled round only once all are used)."""
+    drawn: list[Topic] = []
+    while len(drawn) < count:
+        drawn += rng.sample(topics, len(topics))
+    return drawn[:count]
+
+
 def build_world(n_questions: int = 32, seed: int = 7, *, fillers_per_shard: int = 6,
                 shard_of: ShardOf | None = None) -> World:
     """Generate the world. ``shard_of`` maps a document id to its 0-based shard; by default
@@ -202,8 +186,12 @@ def build_world(n_questions: int = 32, seed: int = 7, *, fillers_per_shard: int 
     if n_questions < len(PLANT_KINDS):
         raise ValueError(f"the demo needs at least {len(PLANT_KINDS)} questions")
     b = _Builder(seed, shard_of or hashed_shard_of(seed))
-    for i, plant in enumerate(_plan(n_questions, b.rng), start=1):
-        _plant_question(b, f"q{i:03d}", plant)
+    plan = _plan(n_questions, b.rng)
+    ordinary = _draw(b.rng, TOPICS, sum(p != "second_reading" for p in plan))
+    cups = _draw(b.rng, CUPS, plan.count("second_reading"))
+    for i, plant in enumerate(plan, start=1):
+        topic = cups.pop() if plant == "second_reading" else ordinary.pop()
+        _plant_question(b, f"q{i:03d}", plant, topic)
     for shard in range(1, N_SHARDS + 1):
         for _ in range(fillers_per_shard):
             template = b.rng.choice(_FILLER)

@@ -99,6 +99,18 @@ def counterfactual_lists(old: Sequence[str], new: Sequence[str]) -> dict[str, Id
     return out
 
 
+def default_call_budget(entering_counts: Sequence[int], repeats: int, judged: bool,
+                        cap: int) -> int:
+    """The default ``--max-calls``: 4 x repeats x entering documents per question, and with a
+    judge 4 more calls per entering document (one judge call per variant), at most ``cap``.
+
+    A question with e entering documents has 2e variants (2e + 2 when e > 1, never more than
+    4e), each answered ``repeats`` times and judged once, so the default never refuses a
+    selection that is under the cap."""
+    per_doc = 4 * (repeats + (1 if judged else 0))
+    return min(cap, sum(per_doc * e for e in entering_counts))
+
+
 # ---------------------------------------------------------------- verdicts
 
 

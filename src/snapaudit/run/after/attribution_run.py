@@ -49,7 +49,7 @@ from snapaudit.run.stages.answer import answer_rows
 from snapaudit.run.stages.base import retry_policy
 from snapaudit.run.stages.judge import labels_of_stage
 from snapaudit.run.stages.retrieval import locked_evidence
-from snapaudit.stats.attribution import entering
+from snapaudit.stats.attribution import default_call_budget, entering
 from snapaudit.systems.resources import RunResources
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
 
@@ -119,8 +119,8 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
         raise ConfigError(f"attribution is locked for another selection of questions "
                           f"({pending} cell(s) of this one are missing); locked cells cannot "
                           "change: rerun with the --max-questions it was locked with")
-    budget = max_calls if max_calls is not None else min(MAX_CALLS_CAP, sum(
-        4 * repeats * len(entering(p.old, p.new)) for p in plans))
+    budget = max_calls if max_calls is not None else default_call_budget(
+        [len(entering(p.old, p.new)) for p in plans], repeats, judged, MAX_CALLS_CAP)
     if dry_run:
         return AttributionOutcome(planned, pending, None, None)
     if pending > budget:
