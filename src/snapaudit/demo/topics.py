@@ -1,15 +1,17 @@
-"""The demo world's topic templates: one wording per question, no content word shared.
+"""The demo world's topic templates: one wording per question.
 
 A question's evidence is the top-k of a BM25 search over the whole corpus, and stopwords carry
 no weight there. If two questions of one world used the same template ("The town of X grew up
 on the banks of the Y River."), each would retrieve the other's answer sentence, and the small
 embedded model answers from a near-duplicate sentence as readily as from its own: a question
 the world labels ``stable`` would flip when the other question's document enters. So every
-template here has its own content words (no word outside the tokenizer's stopword list
-appears in two templates, nor in the filler, distractor and conflict texts), and a world
-draws its topics without replacement: a world of up to ``len(TOPICS)`` ordinary questions
-(and ``len(CUPS)`` second readings) never reuses a wording. tests/demo/test_world.py checks
-the consequence on three worlds: a question's words match no document but its own plant's.
+template here has its own words: no word of a question that the tokenizer keeps appears in
+another topic's documents, nor in the filler, distractor and conflict texts (the question
+words "who", "what", "which", "when", "did", shared by many questions, appear in no
+document), and a world draws its topics without replacement: a world of up to
+``len(TOPICS)`` ordinary questions (and ``len(CUPS)`` second readings) never reuses a
+wording. tests/demo/test_world.py checks the consequence on three worlds: a question's words
+match no document but its own plant's.
 """
 
 from __future__ import annotations
