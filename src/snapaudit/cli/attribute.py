@@ -14,9 +14,11 @@ from snapaudit.cli._common import make_progress, progress_option
 @click.option("--max-questions", type=click.IntRange(min=1), default=50, show_default=True,
               help="Questions to attribute: the strict flips, then the largest D_i.")
 @click.option("--max-calls", type=click.IntRange(min=0), default=None,
-              help="Budget of calls (default 4 x repeats x entering documents per question, "
-                   "at most 2000).")
-@click.option("--dry-run", is_flag=True, help="Print the number of calls and stop.")
+              help="Budget of calls, generations and judge packets together (default "
+                   "4 x (repeats + 1 with a judge) x entering documents per question, at "
+                   "most 2000).")
+@click.option("--dry-run", is_flag=True,
+              help="Print the calls still to make, their tokens and cost, and stop.")
 @click.option("--documents", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="JSONL {id, url, text} of the documents a Python or HTTP "
                                  "system's answers name (its counterfactual evidence).")
@@ -34,7 +36,16 @@ def command(run_dir: Path, max_questions: int, max_calls: int | None, dry_run: b
                                 max_calls=max_calls, dry_run=dry_run, documents=documents)
     finally:
         progress.close()
+    if dry_run:
+        from snapaudit.run.after.attribution_cost import TOKENS_NOTE
+        from snapaudit.run.after.dryrun import render
+
+        click.echo(render(outcome.stages, tokens_note=TOKENS_NOTE), nl=False)
     click.echo(f"calls: {outcome.planned_calls} planned, {outcome.pending_calls} to make")
+    if dry_run:
+        over = " (over it: the command would stop)" if outcome.pending_calls > outcome.budget \
+            else ""
+        click.echo(f"budget: {outcome.budget} calls (--max-calls){over}")
     if outcome.table is None:
         return
     for qid, row in outcome.table["questions"].items():

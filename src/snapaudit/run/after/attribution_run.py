@@ -18,6 +18,7 @@ from typing import Any
 
 from snapaudit.errors import ConfigError, LockError
 from snapaudit.progress import Progress
+from snapaudit.run.after.attribution_cost import attribution_stages
 from snapaudit.run.after.attribution_systems import (
     NEEDS_DOCUMENTS,
     check_opt_in,
@@ -30,6 +31,7 @@ from snapaudit.run.after.attribution_table import (
     flagged_questions,
     section,
 )
+from snapaudit.run.after.dryrun import StagePlan
 from snapaudit.run.answers import max_answer_bytes
 from snapaudit.run.execution.interrupt import interruptible
 from snapaudit.run.execution.runner import RetryPolicy, run_cells
@@ -62,6 +64,8 @@ class AttributionOutcome:
     pending_calls: int  # of those not yet accepted when the command began
     table: dict[str, Any] | None  # None on a dry run
     results_path: Path | None
+    budget: int = 0  # --max-calls, or its default for this selection
+    stages: tuple[StagePlan, ...] = ()  # a dry run's pending calls, tokens and cost
 
 
 def attribute_run(run_dir: Path, progress: Progress, *, max_questions: int = 50,
@@ -113,7 +117,9 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
                   for p in plans for v in p.variants} if judged else set()
     planned = len(answer_keys) + len(judge_keys)
     done_judge = ledger.accepted_keys(stage.judge_stage(judge_name)) if judge_name else set()
-    pending = len(answer_keys - ledger.accepted_keys(stage.STAGE)) + len(judge_keys - done_judge)
+    todo_answers = answer_keys - ledger.accepted_keys(stage.STAGE)
+    todo_judge = judge_keys - done_judge
+    pending = len(todo_answers) + len(todo_judge)
     locked = any(r.stage == "attribution" for r in chain)
     if locked and pending:
         raise ConfigError(f"attribution is locked for another selection of questions "
@@ -122,7 +128,9 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
     budget = max_calls if max_calls is not None else default_call_budget(
         [len(entering(p.old, p.new)) for p in plans], repeats, judged, MAX_CALLS_CAP)
     if dry_run:
-        return AttributionOutcome(planned, pending, None, None)
+        stages = attribution_stages(protocol, plans, repeats, todo_answers, todo_judge,
+                                    by_endpoint)
+        return AttributionOutcome(planned, pending, None, None, budget, tuple(stages))
     if pending > budget:
         raise ConfigError(f"attribution needs {pending} more call(s), over the budget of "
                           f"{budget} (--max-calls)")
@@ -155,7 +163,7 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
 
         results = json.loads(rd.results_path.read_text(encoding="utf-8"))
     results["attribution"] = table
-    return AttributionOutcome(planned, pending, table, rd.write_results(results))
+    return AttributionOutcome(planned, pending, table, rd.write_results(results), budget)
 
 
 def _testbed_plans(ledger: Ledger, chosen: Sequence[str], flips: set[str],

@@ -61,14 +61,14 @@ def plan(protocol: Protocol, base: Path) -> list[StagePlan]:
                      for q in questions) * len(states) * r
         model = gen.model if gen else None
         budget = gen.max_tokens if gen else 128
-        out.append(_priced(protocol, StagePlan("answers", n * len(states) * r, model, prompt,
-                                               n * len(states) * r * budget)))
+        out.append(priced(protocol, StagePlan("answers", n * len(states) * r, model, prompt,
+                                              n * len(states) * r * budget)))
     else:
         out.append(StagePlan("answers", n * len(states) * r))
     judge = protocol.judge
     if judge.kind == "llm" and judge.generator is not None:
         scope = len(states) if judge.scope == "all" else 2
-        out.append(_priced(protocol, _judge_plan(protocol, questions, scope * r)))
+        out.append(priced(protocol, _judge_plan(protocol, questions, scope * r)))
     return out
 
 
@@ -106,7 +106,8 @@ def _judge_plan(protocol: Protocol, questions: list[dict[str, Any]], m: int) -> 
     return StagePlan("judge", len(questions), judge.generator.model, prompt, completion)
 
 
-def _priced(protocol: Protocol, stage: StagePlan) -> StagePlan:
+def priced(protocol: Protocol, stage: StagePlan) -> StagePlan:
+    """``stage`` with its cost from ``[run.pricing]`` (unchanged when its model has no price)."""
     price = protocol.run.pricing.get(stage.model or "")
     if price is None:
         return stage
@@ -117,9 +118,14 @@ def _priced(protocol: Protocol, stage: StagePlan) -> StagePlan:
                      round(cost * (1 - price.batch_discount), 6))
 
 
-def render(stages: list[StagePlan], notes: Sequence[str] = ()) -> str:
-    """The plan as a text table (what ``snapaudit run --dry-run`` prints), then ``notes``
-    (e.g. :func:`snapaudit.run.dialect.dry_run_notes`)."""
+TOKENS_NOTE = ("tokens are estimates: prompts at 4 characters per token without retrieved "
+               "evidence; completions at their max_tokens budget (an upper bound)")
+
+
+def render(stages: Sequence[StagePlan], notes: Sequence[str] = (),
+           tokens_note: str = TOKENS_NOTE) -> str:
+    """The plan as a text table (what ``snapaudit run --dry-run`` prints), then
+    ``tokens_note`` and ``notes`` (e.g. :func:`snapaudit.run.dialect.dry_run_notes`)."""
     lines = ["stage       calls      model                     prompt tok  completion tok"
              "     cost USD  batch USD"]
     for s in stages:
@@ -131,7 +137,6 @@ def render(stages: list[StagePlan], notes: Sequence[str] = ()) -> str:
     if total:
         lines.append(f"total priced cost: {sum(total):.4f} USD "
                      f"(batch: {sum(s.batch_cost_usd or 0.0 for s in stages):.4f} USD)")
-    lines.append("tokens are estimates: prompts at 4 characters per token without retrieved "
-                 "evidence; completions at their max_tokens budget (an upper bound)")
+    lines.append(tokens_note)
     lines.extend(notes)
     return "\n".join(lines) + "\n"

@@ -1,0 +1,95 @@
+"""``snapaudit attribute --dry-run``: the calls, tokens and cost of the counterfactuals still
+to make, before any call.
+
+Generations: one per pending (question, variant, repeat) cell. On a testbed run the prompt is
+known exactly: the fixed system prompt and the question with the variant's rendered evidence
+(at :data:`~snapaudit.run.after.dryrun.CHARS_PER_TOKEN` characters per token); the completion
+is the generator's ``max_tokens``, an upper bound. A Python or HTTP system's prompt is its own:
+its calls are counted, not priced. Judge packets (LLM judge): one per pending (question,
+variant), holding the question's old and new answers as locked and the variant's ``repeats``
+counterfactual answers as placeholders of the answer budget; completions as ``snapaudit run
+--dry-run`` estimates them. The rule judge is local (counted, never priced). Cost uses
+``[run.pricing]`` as ``snapaudit run --dry-run`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+
+from snapaudit.run.after.dryrun import CHARS_PER_TOKEN, StagePlan, priced
+from snapaudit.run.record.protocol import Protocol
+from snapaudit.run.stages import attribution as stage
+from snapaudit.tables import AnswerRef
+
+TOKENS_NOTE = ("tokens are estimates at 4 characters per token: generation prompts with their "
+               "counterfactual evidence (testbed runs); completions at their max_tokens budget "
+               "(an upper bound)")
+
+
+def _tokens(text: str) -> int:
+    return round(len(text) / CHARS_PER_TOKEN)
+
+
+def attribution_stages(protocol: Protocol, plans: Sequence[stage.QuestionPlan], repeats: int,
+                       pending_answers: Collection[str], pending_judge: Collection[str],
+                       answers: Mapping[tuple[str, str], Sequence[tuple[AnswerRef, str]]]
+                       ) -> list[StagePlan]:
+    """The attribution's pending calls as stages (``pending_*``: encoded cell keys;
+    ``answers``: (question, "old"|"new") -> the locked answers of that endpoint)."""
+    out = [_generations(protocol, plans, repeats, pending_answers)]
+    if protocol.judge.kind in ("llm", "rule"):
+        out.append(_judge(protocol, plans, repeats, pending_judge, answers))
+    return out
+
+
+def _generations(protocol: Protocol, plans: Sequence[stage.QuestionPlan], repeats: int,
+                 pending: Collection[str]) -> StagePlan:
+    gen = protocol.generator
+    testbed = protocol.system.kind == "testbed" and gen is not None
+    calls = prompt = 0
+    if testbed:
+        from snapaudit.testbed.prompt import SYSTEM_PROMPT, user_message
+
+        fixed = _tokens(SYSTEM_PROMPT)
+    for plan in plans:
+        for name, evidence in plan.variants.items():
+            keys = (stage.AttributionKey(plan.question_id, name, r).encode()
+                    for r in range(1, repeats + 1))
+            todo = sum(k in pending for k in keys)
+            calls += todo
+            if testbed and todo:
+                prompt += todo * (fixed + _tokens(user_message(plan.question,
+                                                               evidence.rendered)))
+    if not testbed:
+        return StagePlan("answers", calls)
+    assert gen is not None
+    return priced(protocol, StagePlan("answers", calls, gen.model, prompt,
+                                      calls * gen.max_tokens))
+
+
+def _judge(protocol: Protocol, plans: Sequence[stage.QuestionPlan], repeats: int,
+           pending: Collection[str],
+           answers: Mapping[tuple[str, str], Sequence[tuple[AnswerRef, str]]]) -> StagePlan:
+    judge = protocol.judge
+    todo = [(plan, name) for plan in plans for name in plan.variants
+            if stage.AttributionJudgeKey(plan.question_id, name).encode() in pending]
+    if judge.kind != "llm" or judge.generator is None:
+        return StagePlan("judge", len(todo))
+    from snapaudit.judge.packets import build_packet
+    from snapaudit.judge.prompt import SYSTEM, render_user
+
+    budget = protocol.generator.max_tokens if protocol.generator else 32
+    placeholder = "x" * int(budget * CHARS_PER_TOKEN)
+    prompt = completion = 0
+    for plan, name in todo:
+        qid = plan.question_id
+        packet_answers = [*answers[(qid, "old")], *answers[(qid, "new")],
+                          *((AnswerRef(stage.CF_STATE, r), placeholder)
+                            for r in range(1, repeats + 1))]
+        packet, _ = build_packet(stage.AttributionJudgeKey(qid, name).encode(), plan.question,
+                                 packet_answers, protocol.design.seed)
+        prompt += _tokens(SYSTEM) + _tokens(render_user(packet))
+        m = len(packet_answers)
+        completion += 64 + judge.tokens_per_pair * (m * (m - 1) // 2)
+    return priced(protocol, StagePlan("judge", len(todo), judge.generator.model, prompt,
+                                      completion))
