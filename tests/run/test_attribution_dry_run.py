@@ -49,3 +49,36 @@ def test_the_dry_run_prices_the_prompts_the_calls_then_send(
     assert answers.cost_usd == tokens / 1e6  # input at 1 USD per million tokens
     over = exit_code(["attribute", str(run_dir), "--dry-run", "--progress", "silent"])
     assert over == 0 and "0 to make" in capsys.readouterr().out
+
+
+JUDGE = '''kind = "llm"
+name = "j"
+[judge.generator]
+backend = "openai"
+model = "judge-model"
+base_url = "http://127.0.0.1:9/v1"'''
+JUDGE_PRICE = '\n[run.pricing.judge-model]\ninput_per_mtok = 0.0\noutput_per_mtok = 1.0\n'
+
+
+def test_llm_judge_packets_hold_both_endpoints_and_the_repeats(tmp_path: Path) -> None:
+    from snapaudit.run.after.attribution_cost import attribution_stages
+    from snapaudit.run.stages.attribution import AttributionJudgeKey, QuestionPlan
+    from snapaudit.systems.base import Evidence
+    from snapaudit.tables import AnswerRef
+    from tests.fakes.rag_service import FakeRagService
+    from tests.helpers.protocol import protocol_text, write_world
+
+    write_world(tmp_path, n=12)
+    path = tmp_path / "protocol.toml"  # an HTTP system: its calls are counted, never priced
+    path.write_text(protocol_text(FakeRagService(), judge=JUDGE) + JUDGE_PRICE)
+    protocol = load_protocol(path)
+    variants = {v: Evidence(("a",), "[1] a") for v in ("suff1", "nec1")}
+    plan = QuestionPlan("q0", "what colour?", True, ("b",), ("a",), variants)
+    answers = {("q0", "old"): [(AnswerRef("s1", r), "blue") for r in (1, 2)],
+               ("q0", "new"): [(AnswerRef("s2", r), "green") for r in (1, 2)]}
+    pending = {AttributionJudgeKey("q0", "nec1").encode()}  # suff1's packet already judged
+    gen, judge = attribution_stages(protocol, [plan], 2, {"x"}, pending, answers)
+    assert (gen.calls, gen.model, gen.cost_usd) == (0, None, None)
+    # 2 old + 2 new + 2 counterfactual answers: 15 pairs at 24 tokens, plus 64
+    assert (judge.calls, judge.model, judge.completion_tokens) == (1, "judge-model", 64 + 24 * 15)
+    assert judge.cost_usd == (64 + 24 * 15) / 1e6 and judge.prompt_tokens > 50
