@@ -139,6 +139,13 @@ draws = 200
 
 # ---- the testbed protocol ([system] kind = "testbed" over a small built corpus) ----
 
+# an LLM judge whose server is never reached (dry runs make no call)
+LLM_JUDGE = '''kind = "llm"
+name = "j"
+[judge.generator]
+backend = "openai"
+model = "judge-model"
+base_url = "http://127.0.0.1:9/v1"'''
 TOPICS = ["river", "stone", "cloud", "maple", "harbor", "lantern"]
 
 

@@ -51,12 +51,6 @@ def test_the_dry_run_prices_the_prompts_the_calls_then_send(
     assert over == 0 and "0 to make" in capsys.readouterr().out
 
 
-JUDGE = '''kind = "llm"
-name = "j"
-[judge.generator]
-backend = "openai"
-model = "judge-model"
-base_url = "http://127.0.0.1:9/v1"'''
 JUDGE_PRICE = '\n[run.pricing.judge-model]\ninput_per_mtok = 0.0\noutput_per_mtok = 1.0\n'
 
 
@@ -66,11 +60,11 @@ def test_llm_judge_packets_hold_both_endpoints_and_the_repeats(tmp_path: Path) -
     from snapaudit.systems.base import Evidence
     from snapaudit.tables import AnswerRef
     from tests.fakes.rag_service import FakeRagService
-    from tests.helpers.protocol import protocol_text, write_world
+    from tests.helpers.protocol import LLM_JUDGE, protocol_text, write_world
 
     write_world(tmp_path, n=12)
     path = tmp_path / "protocol.toml"  # an HTTP system: its calls are counted, never priced
-    path.write_text(protocol_text(FakeRagService(), judge=JUDGE) + JUDGE_PRICE)
+    path.write_text(protocol_text(FakeRagService(), judge=LLM_JUDGE) + JUDGE_PRICE)
     protocol = load_protocol(path)
     variants = {v: Evidence(("a",), "[1] a") for v in ("suff1", "nec1")}
     plan = QuestionPlan("q0", "what colour?", True, ("b",), ("a",), variants)

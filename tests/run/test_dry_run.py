@@ -10,14 +10,8 @@ from snapaudit.cli import cli
 from snapaudit.run.after.dryrun import plan
 from snapaudit.run.record.protocol import load_protocol
 from tests.fakes.rag_service import FakeRagService
-from tests.helpers.protocol import protocol_text, write_world
+from tests.helpers.protocol import LLM_JUDGE, protocol_text, write_world
 
-JUDGE = '''kind = "llm"
-name = "j"
-[judge.generator]
-backend = "openai"
-model = "judge-model"
-base_url = "http://127.0.0.1:9/v1"'''
 PRICING = '''
 [run.pricing.judge-model]
 input_per_mtok = 0.0
@@ -30,7 +24,7 @@ def test_dry_run_counts_calls_tokens_and_cost(tmp_path: Path) -> None:
     write_world(tmp_path, n=12)
     svc = FakeRagService()  # never started: a dry run calls nothing
     path = tmp_path / "protocol.toml"
-    path.write_text(protocol_text(svc, size=8, judge=JUDGE) + PRICING, encoding="utf-8")
+    path.write_text(protocol_text(svc, size=8, judge=LLM_JUDGE) + PRICING, encoding="utf-8")
     stages = {s.stage: s for s in plan(load_protocol(path), tmp_path)}
     assert stages["answers"].calls == 8 * 2 * 2          # questions x states x repeats
     judge = stages["judge"]
@@ -50,7 +44,7 @@ def test_dry_run_says_an_auto_dialect_would_be_probed(tmp_path: Path) -> None:
     write_world(tmp_path, n=12)
     svc = FakeRagService()  # never started: the probe is not made by a dry run
     path = tmp_path / "protocol.toml"
-    path.write_text(protocol_text(svc, size=8, judge=JUDGE + '\nresponse_format = "auto"'),
+    path.write_text(protocol_text(svc, size=8, judge=LLM_JUDGE + '\nresponse_format = "auto"'),
                     encoding="utf-8")
     result = CliRunner().invoke(cli, ["run", str(path), "--run-dir", str(tmp_path / "r"),
                                       "--dry-run"])

@@ -36,18 +36,17 @@ def command(run_dir: Path, max_questions: int, max_calls: int | None, dry_run: b
                                 max_calls=max_calls, dry_run=dry_run, documents=documents)
     finally:
         progress.close()
-    if dry_run:
+    calls = f"calls: {outcome.planned_calls} planned, {outcome.pending_calls} to make"
+    if outcome.table is None:  # a dry run
         from snapaudit.run.after.attribution_cost import TOKENS_NOTE
         from snapaudit.run.after.dryrun import render
 
-        click.echo(render(outcome.stages, tokens_note=TOKENS_NOTE), nl=False)
-    click.echo(f"calls: {outcome.planned_calls} planned, {outcome.pending_calls} to make")
-    if dry_run:
         over = " (over it: the command would stop)" if outcome.pending_calls > outcome.budget \
             else ""
-        click.echo(f"budget: {outcome.budget} calls (--max-calls){over}")
-    if outcome.table is None:
+        click.echo(render(outcome.stages, tokens_note=TOKENS_NOTE)
+                   + f"{calls}\nbudget: {outcome.budget} calls (--max-calls){over}")
         return
+    click.echo(calls)
     for qid, row in outcome.table["questions"].items():
         caused = ", ".join(row["caused"]) or "-"
         agreement = "n/a" if row["agreement"] is None else f"{row['agreement']:.2f}"

@@ -28,8 +28,7 @@ class Topic:
     answer: str  # "person", "word" or "year"
 
 
-def _t(kind: str, subject: str, question: str, support: str, answer: str) -> Topic:
-    return Topic(kind, subject, question, support, answer)
+_t = Topic  # a short name for the tables below
 
 
 TOPICS = (

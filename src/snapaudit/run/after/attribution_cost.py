@@ -16,7 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from snapaudit.run.after.dryrun import CHARS_PER_TOKEN, StagePlan, priced
+from snapaudit.run.after.dryrun import (
+    StagePlan,
+    answer_placeholder,
+    packet_tokens,
+    priced,
+    tokens,
+)
 from snapaudit.run.record.protocol import Protocol
 from snapaudit.run.stages import attribution as stage
 from snapaudit.tables import AnswerRef
@@ -24,10 +30,6 @@ from snapaudit.tables import AnswerRef
 TOKENS_NOTE = ("tokens are estimates at 4 characters per token: generation prompts with their "
                "counterfactual evidence (testbed runs); completions at their max_tokens budget "
                "(an upper bound)")
-
-
-def _tokens(text: str) -> int:
-    return round(len(text) / CHARS_PER_TOKEN)
 
 
 def attribution_stages(protocol: Protocol, plans: Sequence[stage.QuestionPlan], repeats: int,
@@ -50,7 +52,7 @@ def _generations(protocol: Protocol, plans: Sequence[stage.QuestionPlan], repeat
     if testbed:
         from snapaudit.testbed.prompt import SYSTEM_PROMPT, user_message
 
-        fixed = _tokens(SYSTEM_PROMPT)
+        fixed = tokens(SYSTEM_PROMPT)
     for plan in plans:
         for name, evidence in plan.variants.items():
             keys = (stage.AttributionKey(plan.question_id, name, r).encode()
@@ -58,8 +60,7 @@ def _generations(protocol: Protocol, plans: Sequence[stage.QuestionPlan], repeat
             todo = sum(k in pending for k in keys)
             calls += todo
             if testbed and todo:
-                prompt += todo * (fixed + _tokens(user_message(plan.question,
-                                                               evidence.rendered)))
+                prompt += todo * (fixed + tokens(user_message(plan.question, evidence.rendered)))
     if not testbed:
         return StagePlan("answers", calls)
     assert gen is not None
@@ -75,21 +76,15 @@ def _judge(protocol: Protocol, plans: Sequence[stage.QuestionPlan], repeats: int
             if stage.AttributionJudgeKey(plan.question_id, name).encode() in pending]
     if judge.kind != "llm" or judge.generator is None:
         return StagePlan("judge", len(todo))
-    from snapaudit.judge.packets import build_packet
-    from snapaudit.judge.prompt import SYSTEM, render_user
-
-    budget = protocol.generator.max_tokens if protocol.generator else 32
-    placeholder = "x" * int(budget * CHARS_PER_TOKEN)
+    placeholder = answer_placeholder(protocol)
     prompt = completion = 0
     for plan, name in todo:
         qid = plan.question_id
-        packet_answers = [*answers[(qid, "old")], *answers[(qid, "new")],
-                          *((AnswerRef(stage.CF_STATE, r), placeholder)
-                            for r in range(1, repeats + 1))]
-        packet, _ = build_packet(stage.AttributionJudgeKey(qid, name).encode(), plan.question,
-                                 packet_answers, protocol.design.seed)
-        prompt += _tokens(SYSTEM) + _tokens(render_user(packet))
-        m = len(packet_answers)
-        completion += 64 + judge.tokens_per_pair * (m * (m - 1) // 2)
+        p, c = packet_tokens(protocol, stage.AttributionJudgeKey(qid, name).encode(),
+                             plan.question,
+                             [*answers[(qid, "old")], *answers[(qid, "new")],
+                              *((AnswerRef(stage.CF_STATE, r), placeholder)
+                                for r in range(1, repeats + 1))])
+        prompt, completion = prompt + p, completion + c
     return priced(protocol, StagePlan("judge", len(todo), judge.generator.model, prompt,
                                       completion))

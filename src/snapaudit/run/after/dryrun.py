@@ -17,10 +17,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from snapaudit.run.record import cohort
 from snapaudit.run.record.protocol import Protocol
+
+if TYPE_CHECKING:
+    from snapaudit.tables import AnswerRef
 
 CHARS_PER_TOKEN = 4.0
 
@@ -42,7 +45,8 @@ class StagePlan:
                 "batch_cost_usd": self.batch_cost_usd}
 
 
-def _tokens(text: str) -> int:
+def tokens(text: str) -> int:
+    """Estimated tokens of ``text`` (:data:`CHARS_PER_TOKEN` characters per token)."""
     return round(len(text) / CHARS_PER_TOKEN)
 
 
@@ -57,7 +61,7 @@ def plan(protocol: Protocol, base: Path) -> list[StagePlan]:
         out.append(StagePlan("retrieval", 2 * n * len(states)))
         from snapaudit.testbed.prompt import SYSTEM_PROMPT, user_message
 
-        prompt = sum(_tokens(SYSTEM_PROMPT) + _tokens(user_message(q["question"], None))
+        prompt = sum(tokens(SYSTEM_PROMPT) + tokens(user_message(q["question"], None))
                      for q in questions) * len(states) * r
         model = gen.model if gen else None
         budget = gen.max_tokens if gen else 128
@@ -87,23 +91,36 @@ def paths_notes(protocol: Protocol) -> list[str]:
 
 
 def _judge_plan(protocol: Protocol, questions: list[dict[str, Any]], m: int) -> StagePlan:
-    from snapaudit.judge.packets import build_packet
-    from snapaudit.judge.prompt import SYSTEM, render_user
     from snapaudit.tables import AnswerRef
 
     judge = protocol.judge
     assert judge.generator is not None
-    answer_budget = protocol.generator.max_tokens if protocol.generator else 32
-    placeholder = "x" * int(answer_budget * CHARS_PER_TOKEN)
-    pairs = m * (m - 1) // 2
+    placeholder = answer_placeholder(protocol)
     prompt = completion = 0
     for q in questions:
-        packet, _ = build_packet(q["question_id"], q["question"],
-                                 [(AnswerRef(f"s{i}", 1), placeholder) for i in range(m)],
-                                 protocol.design.seed)
-        prompt += _tokens(SYSTEM) + _tokens(render_user(packet))
-        completion += 64 + judge.tokens_per_pair * pairs
+        p, c = packet_tokens(protocol, q["question_id"], q["question"],
+                             [(AnswerRef(f"s{i}", 1), placeholder) for i in range(m)])
+        prompt, completion = prompt + p, completion + c
     return StagePlan("judge", len(questions), judge.generator.model, prompt, completion)
+
+
+def answer_placeholder(protocol: Protocol) -> str:
+    """A stand-in for an answer not yet given: the answer budget's length in characters."""
+    answer_budget = protocol.generator.max_tokens if protocol.generator else 32
+    return "x" * int(answer_budget * CHARS_PER_TOKEN)
+
+
+def packet_tokens(protocol: Protocol, packet_id: str, question: str,
+                  answers: Sequence[tuple[AnswerRef, str]]) -> tuple[int, int]:
+    """(prompt, completion) token estimates of one blind judge packet of ``answers``: the
+    rendered prompt, and 64 tokens plus ``tokens_per_pair`` for every pair."""
+    from snapaudit.judge.packets import build_packet
+    from snapaudit.judge.prompt import SYSTEM, render_user
+
+    packet, _ = build_packet(packet_id, question, answers, protocol.design.seed)
+    m = len(answers)
+    return (tokens(SYSTEM) + tokens(render_user(packet)),
+            64 + protocol.judge.tokens_per_pair * (m * (m - 1) // 2))
 
 
 def priced(protocol: Protocol, stage: StagePlan) -> StagePlan:
