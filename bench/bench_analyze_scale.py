@@ -5,14 +5,18 @@ labels of one or two judges for every pair of the labelled states, and gold. Eac
 a few candidate facts and paraphrases; a judge labels two answers the same when they give the
 same fact, with a little seeded noise, so the labels are not transitive everywhere.
 
-It then runs, in one process and one run:
+It then runs, in one run, ``--rounds`` rounds (default 3) of, one after the other:
 
-- the baseline: ``scipy.stats.bootstrap`` (percentile, paired, vectorized, batch ~10M indices)
-  of the per-question D_i of the two kernels, 2 x 50,000 draws, at the same n, timed as the
-  process's first call (scipy's lazy loads included) and again warm;
 - ``snapaudit analyze`` as the CLI runs it (reading, validation, kernels, bootstrap, gate,
   every diagnostic, the results JSON), in a child process whose peak RSS is read from
-  ``getrusage(RUSAGE_CHILDREN)``.
+  ``os.wait4``;
+- the baseline: ``scipy.stats.bootstrap`` (percentile, paired, vectorized, batch ~10M indices)
+  of the per-question D_i of the two kernels, 2 x 50,000 draws, at the same n, in a fresh
+  child process (``--scipy-child``), timed as that process's first call (scipy's lazy loads
+  included) and again warm.
+
+The two alternate, so a slower minute of a shared machine slows both; each round's ratio is
+printed, and the ratio of the medians over the rounds.
 
 Usage::
 
@@ -26,7 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -108,6 +112,14 @@ def scipy_baseline(n: int, draws: int, seed: int = 1) -> float:
     return time.perf_counter() - t0
 
 
+def scipy_child(n: int, draws: int) -> tuple[float, float]:
+    """(first call, warm call) seconds of :func:`scipy_baseline` in a fresh child process."""
+    cmd = [sys.executable, __file__, "--scipy-child", "--questions", str(n), "--draws",
+           str(draws)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.split()
+    return float(out[-2]), float(out[-1])
+
+
 def decoders(path: Path, lines: int) -> None:
     """Seconds to decode the first ``lines`` label lines with each JSON decoder installed."""
     import importlib
@@ -155,14 +167,34 @@ def run_analyze(paths: dict[str, Path], states: int, out: Path, draws: int,
            "--new", names[1], "--draws", str(draws), "--json", str(out)]
     if ladder:  # the semantic ladder needs labels for every state
         cmd += ["--ladder", ",".join(names)]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise SystemExit(f"analyze failed:\n{proc.stdout}\n{proc.stderr}")
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return wall, max(peak, before) / 1024
+    with tempfile.TemporaryFile() as log:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak, not the baseline's
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            log.seek(0)
+            raise SystemExit(f"analyze failed:\n{log.read().decode(errors='replace')}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def report(rounds: list[tuple[float, float, float, float]], draws: int, skip_scipy: bool
+           ) -> None:
+    """Each round's seconds (and ratios), then the medians and the ratio of the medians."""
+    print("\n| round | analyze s | peak RSS MiB | scipy first call s | scipy warm s | "
+          "first / analyze | warm / analyze |\n|---|---|---|---|---|---|---|")
+    for i, (wall, peak, first, warm) in enumerate(rounds, 1):
+        print(f"| {i} | {wall:.2f} | {peak:.0f} | {first:.2f} | {warm:.2f} | "
+              f"{first / wall:.2f}x | {warm / wall:.2f}x |")
+    wall, peak, first, warm = (statistics.median(r[k] for r in rounds) for k in range(4))
+    print(f"\n| work (median of {len(rounds)}) | seconds | peak RSS MiB |\n|---|---|---|")
+    print(f"| `snapaudit analyze` (whole CLI) | {wall:.2f} | {peak:.0f} |")
+    if not skip_scipy:
+        print(f"| scipy.stats.bootstrap, 2 x {draws:,} draws (first call) | {first:.2f} | |")
+        print(f"| ... called again in the same process (warm) | {warm:.2f} | |")
+        print(f"\nscipy / analyze = {first / wall:.2f}x (the first call), "
+              f"{warm / wall:.2f}x (the warm call), medians of {len(rounds)} rounds")
 
 
 def _count_lines(path: Path) -> int:
@@ -179,6 +211,9 @@ def main() -> None:
     ap.add_argument("--judges", type=int, default=1)
     ap.add_argument("--draws", type=int, default=50_000)
     ap.add_argument("--skip-scipy", action="store_true")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="alternating rounds of analyze and the baseline (medians reported)")
+    ap.add_argument("--scipy-child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--keep", type=Path, help="write the tables here and keep them")
     ap.add_argument("--decoders", type=int, default=0, metavar="LINES",
                     help="also time the JSON decoders on this many label lines")
@@ -187,6 +222,9 @@ def main() -> None:
                          "first untimed run, as an installed package has (this machine sets "
                          "PYTHONDONTWRITEBYTECODE=1: every start compiles the sources again)")
     a = ap.parse_args()
+    if a.scipy_child:  # one baseline process: its first call, then a warm one
+        print(scipy_baseline(a.questions, a.draws), scipy_baseline(a.questions, a.draws))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         folder = a.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
@@ -203,18 +241,15 @@ def main() -> None:
             env.pop("PYTHONDONTWRITEBYTECODE", None)
             env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
             run_analyze(paths, a.states, folder / "results.json", a.draws, ladder, env)
-        wall, peak = run_analyze(paths, a.states, folder / "results.json", a.draws, ladder, env)
+        rounds = []
+        for _ in range(max(1, a.rounds)):
+            wall, peak = run_analyze(paths, a.states, folder / "results.json", a.draws,
+                                     ladder, env)
+            base = (float("nan"),) * 2 if a.skip_scipy else scipy_child(a.questions, a.draws)
+            rounds.append((wall, peak, *base))
         print(f"byte code: {'cached (--pyc)' if a.pyc else 'as the environment says'} "
               f"(PYTHONDONTWRITEBYTECODE={env.get('PYTHONDONTWRITEBYTECODE', '')!r})")
-        print("\n| work | seconds | peak RSS MiB |\n|---|---|---|")
-        print(f"| `snapaudit analyze` (whole CLI) | {wall:.2f} | {peak:.0f} |")
-        if not a.skip_scipy:
-            base = scipy_baseline(a.questions, a.draws)
-            warm = scipy_baseline(a.questions, a.draws)
-            print(f"| scipy.stats.bootstrap, 2 x {a.draws:,} draws | {base:.2f} | |")
-            print(f"| ... called again in the same process (warm) | {warm:.2f} | |")
-            print(f"\nscipy / analyze = {base / wall:.2f}x (the first call), "
-                  f"{warm / wall:.2f}x (the warm call)")
+        report(rounds, a.draws, a.skip_scipy)
         if a.decoders:
             decoders(paths["labels"], min(a.decoders, labels))
         print(f"load average at end: {os.getloadavg()[0]:.2f}")

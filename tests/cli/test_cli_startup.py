@@ -108,3 +108,32 @@ def test_analyze_run_as_the_program_is_frozen_at_exit(tmp_path: Path) -> None:
         "main()", "analyze", "--answers", str(EXAMPLES / "answers.jsonl"), "--old", "n0",
         "--new", "n1", "--json", str(tmp_path / "results.json")) > 10_000
     assert (tmp_path / "results.json").stat().st_size > 1000
+
+
+def _blas_threads_at_exit(call: str, *argv: str, **env_set: str) -> str | None:
+    code = ("import atexit, os, sys\n"
+            "atexit.register(lambda: sys.stderr.write("
+            "'\\nBLAS ' + os.environ.get('OPENBLAS_NUM_THREADS', '-')))\n"
+            f"from snapaudit.cli import main\n{call}\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS",
+                                                            "MKL_NUM_THREADS")}
+    env.update(PYTHONPATH=str(REPO / "src"), **env_set)
+    res = subprocess.run([sys.executable, "-c", code, *argv], env=env, capture_output=True,
+                         text=True, timeout=300, check=False)
+    assert res.returncode == 0, res.stderr
+    value = res.stderr.rpartition("BLAS ")[2].strip()
+    return None if value == "-" else value
+
+
+def test_the_program_runs_blas_on_one_thread_for_the_analysis_commands(tmp_path: Path) -> None:
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    analyze = ("analyze", "--answers", str(EXAMPLES / "answers.jsonl"), "--labels",
+               str(EXAMPLES / "labels.jsonl"), "--gold", str(EXAMPLES / "gold.jsonl"),
+               "--old", "n0", "--new", "n1", "--json")
+    assert _blas_threads_at_exit("main()", *analyze, str(one)) == "1"
+    # the user's own setting is kept, and the results do not depend on it
+    assert _blas_threads_at_exit("main()", *analyze, str(two), OPENBLAS_NUM_THREADS="2") == "2"
+    assert one.read_bytes() == two.read_bytes()
+    # a command that may load the user's system or a model, and a caller that passes argv
+    assert _blas_threads_at_exit("main()", "init", "--help") is None
+    assert _blas_threads_at_exit("main(['analyze', '--help'])") is None

@@ -11,6 +11,7 @@ import errno
 import importlib
 import os
 import sys
+from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 import click
@@ -93,6 +94,8 @@ def main(argv: list[str] | None = None) -> Any:
     what is alive at its end out of the collections of the interpreter's shutdown
     (:func:`_freeze_for_exit`)."""
     program = argv is None
+    if program:
+        blas_on_one_thread(os.environ, _command_of(sys.argv[1:]))
     try:
         return _main(argv, program)
     finally:
@@ -103,6 +106,26 @@ def main(argv: list[str] | None = None) -> Any:
 # commands that hold no ledger, connection, server or event loop at their end (and the group
 # alone: --version, --help): the program skips the shutdown's collections after them
 FREEZE_AT_EXIT = frozenset({None, "analyze"})
+
+
+# commands whose work is the library's own numpy, in its own worker threads (the analysis's
+# bootstraps, the tables' readers), loading no system, model or user code
+ONE_BLAS_THREAD = frozenset({"analyze", "verify", "plan", "report", "export"})
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def blas_on_one_thread(env: MutableMapping[str, str], command: str | None) -> None:
+    """The program's choice for the commands of :data:`ONE_BLAS_THREAD`, made before numpy
+    is imported: BLAS runs in the calling thread (each variable of :data:`BLAS_THREADS` the
+    environment leaves unset becomes "1"). OpenBLAS's own threads otherwise spin-wait after
+    each call (and at numpy's import) and take a core from the analysis's threads on a small
+    machine: ~0.2 s of CPU and ~0.05 s of a short ``snapaudit analyze`` (docs/benchmarks.md).
+    OpenBLAS splits a product by rows, not along the sums: the results are the same bytes on
+    one thread or more (tests/cli/test_cli_startup.py). A value the user set is kept; a caller
+    that passes ``argv`` is left as it was."""
+    if command in ONE_BLAS_THREAD:
+        for name in BLAS_THREADS:
+            env.setdefault(name, "1")
 
 
 def _command_of(args: list[str]) -> str | None:

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-BLOCK = 32 << 20
+BLOCK = 8 << 20  # bytes read at a time: a bigger buffer only faults in more fresh pages (32 MiB
+# cost a 10^4-question analyze ~0.05 s of page faults, and nothing at 10^5: docs/benchmarks.md)
 MAX_LINE = 1024
 CHUNK = 1 << 15  # lines checked together: their rows and columns stay in the CPU's caches
 CLASSES = 6  # at most this many distinct cursors are read as columns; more: a gather per row
