@@ -172,7 +172,7 @@ def run_analyze(paths: dict[str, Path], states: int, out: Path, draws: int,
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, env=env)
         _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak, not the baseline's
         wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped: Popen must not wait
         if proc.returncode != 0:
             log.seek(0)
             raise SystemExit(f"analyze failed:\n{log.read().decode(errors='replace')}")

@@ -84,15 +84,23 @@ def test_analyze_of_a_small_table_never_imports_numpy_ma_nor_the_ledger(tmp_path
     assert not {"numpy.ma", "pyarrow", "sqlite3"} & loaded
 
 
-def _freeze_count_at_exit(call: str, *argv: str) -> int:
-    code = ("import atexit, gc, sys\n"
-            "atexit.register(lambda: sys.stderr.write(f'\\nFROZEN {gc.get_freeze_count()}'))\n"
+def _at_exit(expression: str, call: str, *argv: str, unset: tuple[str, ...] = (),
+             **env_set: str) -> str:
+    """What ``expression`` is at the interpreter's exit in a child that runs ``call`` (the
+    environment less ``unset``, plus ``env_set``)."""
+    code = ("import atexit, gc, os, sys\n"
+            f"atexit.register(lambda: sys.stderr.write('\\nAT-EXIT ' + str({expression})))\n"
             f"from snapaudit.cli import main\n{call}\n")
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    env = {k: v for k, v in os.environ.items() if k not in unset}
+    env.update(PYTHONPATH=str(REPO / "src"), **env_set)
     res = subprocess.run([sys.executable, "-c", code, *argv], env=env, capture_output=True,
                          text=True, timeout=300, check=False)
     assert res.returncode == 0, res.stderr
-    return int(res.stderr.rpartition("FROZEN ")[2])
+    return res.stderr.rpartition("AT-EXIT ")[2].strip()
+
+
+def _freeze_count_at_exit(call: str, *argv: str) -> int:
+    return int(_at_exit("gc.get_freeze_count()", call, *argv))
 
 
 def test_the_program_leaves_its_objects_out_of_the_shutdown_collections() -> None:
@@ -111,17 +119,8 @@ def test_analyze_run_as_the_program_is_frozen_at_exit(tmp_path: Path) -> None:
 
 
 def _blas_threads_at_exit(call: str, *argv: str, **env_set: str) -> str | None:
-    code = ("import atexit, os, sys\n"
-            "atexit.register(lambda: sys.stderr.write("
-            "'\\nBLAS ' + os.environ.get('OPENBLAS_NUM_THREADS', '-')))\n"
-            f"from snapaudit.cli import main\n{call}\n")
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS",
-                                                            "MKL_NUM_THREADS")}
-    env.update(PYTHONPATH=str(REPO / "src"), **env_set)
-    res = subprocess.run([sys.executable, "-c", code, *argv], env=env, capture_output=True,
-                         text=True, timeout=300, check=False)
-    assert res.returncode == 0, res.stderr
-    value = res.stderr.rpartition("BLAS ")[2].strip()
+    value = _at_exit("os.environ.get('OPENBLAS_NUM_THREADS', '-')", call, *argv,
+                     unset=("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"), **env_set)
     return None if value == "-" else value
 
 

@@ -94,12 +94,13 @@ def main(argv: list[str] | None = None) -> Any:
     what is alive at its end out of the collections of the interpreter's shutdown
     (:func:`_freeze_for_exit`)."""
     program = argv is None
+    command = _command_of(sys.argv[1:]) if program else None
     if program:
-        blas_on_one_thread(os.environ, _command_of(sys.argv[1:]))
+        blas_on_one_thread(os.environ, command)
     try:
         return _main(argv, program)
     finally:
-        if program and _command_of(sys.argv[1:]) in FREEZE_AT_EXIT:
+        if program and command in FREEZE_AT_EXIT:
             _freeze_for_exit()
 
 
