@@ -33,8 +33,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root: tests.fakes
 
 from snapaudit.run.after.review import Label, LabelItem, ReviewSession
-from snapaudit.run.after.review_run import LockedRun
-from snapaudit.run.after.review_summary import human_labels, human_section
+from snapaudit.run.analysis.locked_run import LockedRun
+from snapaudit.run.analysis.review import human_labels, human_section
 from snapaudit.run.record.review_store import ReviewStore
 from snapaudit.run.record.rundir import RunDir
 from snapaudit.stats.normalize import normalize_nq

@@ -4,7 +4,7 @@ Every ``import`` and ``from ... import`` in ``src/snapaudit`` counts, wherever i
 (module level, inside a function, under ``TYPE_CHECKING``). The layers, top to bottom::
 
     cli -> demo -> review -> report -> artifact -> run -> judge -> testbed -> adapters
-        -> systems -> stats -> root
+        -> systems -> results -> stats -> root
 
 ``snapaudit/__init__.py`` is the public facade: it re-exports lazily and is not a layer.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "snapaudit"
-LAYERS = ["root", "stats", "systems", "adapters", "testbed", "judge", "run", "artifact",
+LAYERS = ["root", "stats", "results", "systems", "adapters", "testbed", "judge", "run", "artifact",
           "report", "review", "demo", "cli"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 ROOT_MODULES = {"_kinds", "_model", "atomic", "errors", "hashing", "names", "progress",

@@ -12,7 +12,7 @@ def test_root_exports_resolve() -> None:
         assert getattr(snapaudit, name) is not None, name
     assert snapaudit.analyze.__module__ == "snapaudit.stats.analysis"
     assert snapaudit.read_answers.__module__ == "snapaudit.tables.answers"
-    assert snapaudit.read_results.__module__ == "snapaudit.stats.results"
+    assert snapaudit.read_results.__module__ == "snapaudit.results.io"
     import inspect
 
     assert inspect.iscoroutinefunction(snapaudit.aaudit)

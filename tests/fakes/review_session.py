@@ -15,11 +15,11 @@ from itertools import combinations
 from typing import Any
 
 from snapaudit.errors import ConfigError, IntegrityError, LockError
-from snapaudit.run.after.review_items import BlindAnswer as Blind
-from snapaudit.run.after.review_items import ChangeItem as Change
-from snapaudit.run.after.review_items import DecisionRecord as Record
-from snapaudit.run.after.review_items import LabelItem as Label
-from snapaudit.run.after.review_items import Progress as Counts
+from snapaudit.run.record.review_items import BlindAnswer as Blind
+from snapaudit.run.record.review_items import ChangeItem as Change
+from snapaudit.run.record.review_items import DecisionRecord as Record
+from snapaudit.run.record.review_items import LabelItem as Label
+from snapaudit.run.record.review_items import Progress as Counts
 
 
 def _sha(*parts: str) -> str:

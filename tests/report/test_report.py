@@ -16,16 +16,16 @@ from snapaudit.report.comparison import FILTERS, AnswerGroup, RowFilter, compari
 from snapaudit.report.drilldown import path_letters
 from snapaudit.report.html import script_json
 from snapaudit.report.load import RunView
+from snapaudit.results import RunResults, read_results
 from snapaudit.stats.agreement import JudgeAgreement
 from snapaudit.stats.analysis import AnalysisResult
 from snapaudit.stats.plants import score_plants
-from snapaudit.stats.results import read_results
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
 from tests.report.conftest import analyzed
 
 
 def _results(run_dir: Path) -> AnalysisResult:
-    return read_results(run_dir / "results.json")
+    return read_results(run_dir / "results.json").analysis
 
 
 def test_html_and_markdown_state_the_same_headline(run_dir: Path) -> None:
@@ -103,7 +103,8 @@ def test_comparison_rows_by_hand() -> None:
                _row("q2", "n7", 1, "Rome", ("d5",)), _row("q2", "n7", 2, "Rome", ("d5",))]
     results = analyzed(answers)  # exact kernel only: no labels, and no gold for the analysis
     assert results.flips.kernel == "exact" and results.flips.question_ids == ("q1",)
-    view = RunView(Path("."), results, answers, [], gold={"q1": ("Paris",), "q2": ("Rome",)})
+    view = RunView(Path("."), RunResults(results), answers, [],
+                   gold={"q1": ("Paris",), "q2": ("Rome",)})
     cmp = comparison(view)
     assert [r.id for r in cmp.rows] == ["q1"] and cmp.unchanged == 1  # q2 differs by case
     assert cmp.kernel == "exact kernel (no judge)" and cmp.gold
@@ -121,7 +122,7 @@ def test_comparison_rows_by_hand() -> None:
 
 def test_filters_are_a_list_a_new_one_extends() -> None:
     answers = [_row("q1", s, r, a, ()) for s, a in (("n1", "A"), ("n7", "B")) for r in (1, 2)]
-    view = RunView(Path("."), analyzed(answers), answers, [])
+    view = RunView(Path("."), RunResults(analyzed(answers)), answers, [])
     extra = RowFilter("mine", "my filter", lambda ctx: ctx.qid == "q1")
     cmp = comparison(view, [*FILTERS, extra])
     assert cmp.filters[-1] == ("mine", "my filter") and "mine" in cmp.rows[0].tags
@@ -135,7 +136,7 @@ def test_semantic_kernel_is_named_and_used() -> None:
               for b in refs[i + 1:]]
     results = analyzed(answers, labels)
     assert results.kernels["semantic"].judge == "rule"
-    cmp = comparison(RunView(Path("."), results, answers, labels))
+    cmp = comparison(RunView(Path("."), RunResults(results), answers, labels))
     assert cmp.kernel == "semantic kernel (judge rule)"
     assert cmp.rows[0].d_i == 0.0 and "changed" not in cmp.rows[0].tags
 

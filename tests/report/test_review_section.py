@@ -31,4 +31,4 @@ def test_the_section_shows_decisions_and_human_judges(tmp_path: Path) -> None:
     md, html = paths.markdown.read_text(), paths.html.read_text()
     assert "Human judges (blind pair labels" in md and "human:alice" in md
     assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html
-    assert paths.review is not None and paths.review["regressions"] == 1
+    assert paths.review is not None and paths.review.regressions == 1

@@ -11,13 +11,13 @@ import pytest
 
 from snapaudit.errors import ConfigError, LockError, RetriesExhaustedError
 from snapaudit.progress import SilentProgress
+from snapaudit.results import read_results
 from snapaudit.run.after.attribution_run import attribute_run
 from snapaudit.run.after.attribution_systems import NEEDS
 from snapaudit.run.after.status import run_status
 from snapaudit.run.engine import reanalyze, run_protocol_file
 from snapaudit.run.execution.schedule import derive_seed
 from snapaudit.stats.attribution import CAUSED, NOT_EXPLAINED
-from snapaudit.stats.results import read_results
 from tests.fakes.llm_server import FakeLLMServer, LLMCall
 from tests.fakes.rag_service import FakeRagService
 from tests.helpers.attribution import attribution_protocol, attribution_world, evidence_responder

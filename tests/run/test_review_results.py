@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from snapaudit.progress import SilentProgress
+from snapaudit.results import read_results
 from snapaudit.run.after.review import Label, LabelItem, ReviewSession
 from snapaudit.run.engine import reanalyze
 from snapaudit.stats.normalize import normalize_nq
-from snapaudit.stats.results import read_results
 from tests.helpers.review import copy_run
 
 

@@ -16,7 +16,7 @@ from snapaudit.judge.rule import RuleJudge
 from snapaudit.judge.spec import parse_judge_spec
 from snapaudit.progress import SilentProgress
 from snapaudit.run.after.judge_audit_run import judge_audit
-from snapaudit.run.after.usage import usage_summary
+from snapaudit.run.analysis.usage import usage_summary
 from snapaudit.run.execution.runner import RetryPolicy
 from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.record.rundir import RunDir
@@ -103,11 +103,11 @@ def test_replicate_judge_tokens_reach_usage(tmp_path: Path) -> None:
         asyncio.run(replicate_run_dir(run_dir, gen, 4, None, judge, SilentProgress()))
     rd = RunDir(run_dir)
     with rd:
-        usage = usage_summary(rd.ledger(), rd.load_protocol())["stages"]
+        usage = usage_summary(rd.ledger(), rd.load_protocol()).stages
     judged = usage["replicate:openai-m:judge:llm2"]
-    assert judged["attempts"] == 4 and judged["attempts_with_usage"] == 4
-    assert (judged["prompt_tokens"], judged["completion_tokens"]) == (40, 40)
-    assert usage["replicate:openai-m:answer"]["prompt_tokens"] == 16 * 12
+    assert judged.attempts == 4 and judged.attempts_with_usage == 4
+    assert (judged.prompt_tokens, judged.completion_tokens) == (40, 40)
+    assert usage["replicate:openai-m:answer"].prompt_tokens == 16 * 12
 
 
 def test_judge_audit_tokens_reach_results_usage(tmp_path: Path) -> None:

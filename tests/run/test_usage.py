@@ -8,7 +8,7 @@ from pathlib import Path
 
 from snapaudit.artifact.export import claims
 from snapaudit.progress import SilentProgress
-from snapaudit.run.after.usage import usage_summary
+from snapaudit.run.analysis.usage import usage_summary
 from snapaudit.run.engine import run_protocol_file
 from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.record.protocol import parse_protocol
@@ -59,10 +59,10 @@ def test_only_batched_attempts_get_the_batch_discount(tmp_path: Path) -> None:
             aid = ledger.begin_attempt("judge:j", key, "h")
             ledger.finish_attempt(aid, "accepted", payload={}, meta=meta,
                                   usage={"prompt_tokens": 1000, "completion_tokens": 100})
-        stage = usage_summary(ledger, protocol)["stages"]["judge:j"]
-    assert (stage["batched_prompt_tokens"], stage["batched_completion_tokens"]) == (1000, 100)
+        stage = usage_summary(ledger, protocol).stages["judge:j"]
+    assert (stage.batched_prompt_tokens, stage.batched_completion_tokens) == (1000, 100)
     # sync: (1000 x 2 + 100 x 10) / 1e6 = 0.003; batched: half of the same = 0.0015
-    assert stage["cost_usd"] == 0.0045
+    assert stage.cost_usd == 0.0045
 
 
 def _generator(model: str) -> GeneratorConfig:

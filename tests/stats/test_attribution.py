@@ -9,6 +9,7 @@ from snapaudit.stats.attribution import (
     SUFFICIENT_ONLY,
     THE_SET,
     Agreement,
+    AttributionSection,
     attribute_question,
     attribution_table,
     counterfactual_lists,
@@ -101,7 +102,10 @@ def test_not_explained_rests_on_the_strongest_effect_seen() -> None:
 def test_table_counts_verdicts_and_lists_caused_ids() -> None:
     a = attribute_question("q1", True, ("a",), ("e",), {"suff1": [FWD], "nec1": [BACK]})
     b = attribute_question("q2", False, ("a",), ("a",), {})
-    table = attribution_table([a, b])
+    section = attribution_table([a, b], max_questions=50)
+    table = section.to_json()
+    assert AttributionSection.from_json(table) == section  # the section reads back
+    assert table["max_questions"] == 50
     assert table["verdicts"][CAUSED] == 1 and table["verdicts"][NOT_EXPLAINED] == 1
     assert table["questions"]["q1"]["caused"] == ["e"]
     assert table["questions"]["q2"] == {**table["questions"]["q2"], "verdict": NOT_EXPLAINED,

@@ -24,16 +24,14 @@ def _analyze(out: Path, *extra: str) -> Path:
     return out
 
 
-def _assert_round_trip(path: Path, sort_keys: bool = False) -> snapaudit.AnalysisResult:
-    result = snapaudit.read_results(path)
-    doc = result.to_json()
+def _assert_round_trip(path: Path) -> snapaudit.RunResults:
+    record = snapaudit.read_results(path)
+    doc = record.to_json()
     assert doc == json.loads(path.read_text(encoding="utf-8"))
-    if sort_keys:  # as the run directory writes results.json
-        text = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    else:  # as `snapaudit analyze --json` writes it
-        text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    assert text == path.read_text(encoding="utf-8")
-    return result
+    # as every command writes results.json (snapaudit.results.write_results)
+    text = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    assert text + "\n" == path.read_text(encoding="utf-8")
+    return record
 
 
 def test_analyze_of_the_examples_round_trips(tmp_path: Path,
@@ -41,12 +39,14 @@ def test_analyze_of_the_examples_round_trips(tmp_path: Path,
     path = _analyze(tmp_path / "r.json", "--labels", str(EXAMPLES / "labels.jsonl"),
                     "--gold", str(EXAMPLES / "gold.jsonl"), "--ladder", "n0,n1,n3,n7")
     capsys.readouterr()
-    result = _assert_round_trip(path)
+    record = _assert_round_trip(path)
+    result = record.analysis
     assert set(result.kernels) == {"exact", "semantic"}
     assert result.ladder is not None and result.ladder.states == ("n0", "n1", "n3", "n7")
     assert result.utility is not None and result.secondary.utility_delta is not None
     assert result.transitions is not None and set(result.transitions) == {"semantic", "exact"}
-    assert result.secondary.multiplicity is not None and result.extra == {}
+    assert result.secondary.multiplicity is not None
+    assert record == snapaudit.RunResults(result)  # an analysis alone: no run sections
     assert result.verdict().key == result.gate.verdict
 
 
@@ -56,7 +56,7 @@ def test_results_without_optional_parts_round_trip(tmp_path: Path, extra: tuple[
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     path = _analyze(tmp_path / "r.json", "--draws", "500", "--permutations", "200", *extra)
     capsys.readouterr()
-    result = _assert_round_trip(path)
+    result = _assert_round_trip(path).analysis
     assert set(result.kernels) == {"exact"} and result.judges is None
     assert result.ladder is None and result.secondary.multiplicity is None
     if "--gold" in extra:
@@ -76,12 +76,13 @@ def test_results_of_a_run_round_trip_with_usage(tmp_path: Path,
                                      'labels_path = "labels.jsonl"')
         main(["run", str(proto), "--run-dir", str(tmp_path / "run"), "--progress", "silent"])
     path = tmp_path / "run" / "results.json"
-    result = _assert_round_trip(path, sort_keys=True)
-    assert "usage" in result.extra and result.kernels["semantic"].judge == "primary"
+    record = _assert_round_trip(path)
+    assert record.usage is not None and record.usage.stages["answer"].attempts == 48
+    assert record.analysis.kernels["semantic"].judge == "primary"
     main(["judge-audit", str(tmp_path / "run"), "--judge", "second=rule", "--sample", "6",
           "--progress", "silent"])
     capsys.readouterr()
-    audited = _assert_round_trip(path, sort_keys=True)
+    audited = _assert_round_trip(path).analysis
     assert audited.judges is not None and audited.judges.judges == ("primary", "second")
 
 
@@ -125,7 +126,7 @@ def test_a_section_added_within_schema_2_may_be_absent(tmp_path: Path,
     for key in ("sample", "verdict", "multiplicity", "flip_rates", "distribution_test"):
         del doc[key]
     path.write_text(json.dumps(doc), encoding="utf-8")
-    result = snapaudit.read_results(path)
+    result = snapaudit.read_results(path).analysis
     assert result.sample is None and result.secondary.distribution is None
     written = result.to_json()
     assert {k: v for k, v in written.items() if k in doc} == doc and written["sample"] is None
@@ -148,7 +149,7 @@ def test_results_of_the_release_before_the_exact_bootstrap_are_read(
     doc = _without(json.loads(path.read_text(encoding="utf-8")), {"method", "bootstrap"})
     assert isinstance(doc, dict) and "bootstrap" not in doc["comparison"]
     path.write_text(json.dumps(doc), encoding="utf-8")
-    result = snapaudit.read_results(path)
+    result = snapaudit.read_results(path).analysis
     assert result.comparison.bootstrap == "draws"  # what that release always did
     assert _without(result.to_json(), {"method", "bootstrap"}) == doc
     doc["gate"]["verdict"] = "not " + str(doc["gate"]["verdict"])  # still checked

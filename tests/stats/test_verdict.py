@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from snapaudit.stats.gate import GateConfig, evaluate
-from snapaudit.stats.power import MIN_QUESTIONS, sample_check
+from snapaudit.stats.gate import GateConfig, GateResult, evaluate
+from snapaudit.stats.power import MIN_QUESTIONS, SampleCheck, sample_check
 from snapaudit.stats.verdict import verdict_of
 
 
@@ -31,30 +31,30 @@ def test_no_variance_means_the_fifty_question_bar() -> None:
     assert not enough.small and enough.warning() is None
 
 
-def _results(verdict: str | None, passed: bool, questions: int = 400,
-             sample: dict[str, object] | None = None) -> dict[str, object]:
-    gate: dict[str, object] = {"passed": passed, "rules": []}
-    if verdict is not None:
-        gate["verdict"] = verdict
-    return {"gate": gate, "comparison": {"questions": questions}, "sample": sample}
+def _gate(d_hat: float | None) -> GateResult:
+    """The study gate on an exact and a semantic kernel with D = lcb95 = ``d_hat`` (None: the
+    semantic kernel not computed)."""
+    stats = {"exact": {"d_hat": 10.0, "lcb95": 5.0}}
+    if d_hat is not None:
+        stats["semantic"] = {"d_hat": d_hat, "lcb95": d_hat}
+    return evaluate(GateConfig(), stats)
 
 
 def test_verdict_words_are_the_same_three() -> None:
-    big = {"small": False, "warning": None}
-    assert verdict_of(_results("incompatible", True, sample=big)).line().startswith(
-        "INCOMPATIBLE: ")
-    assert verdict_of(_results("excess_churn_not_shown", False, sample=big)).label == \
-        "EXCESS CHURN NOT SHOWN"
-    assert verdict_of(_results("not_evaluable", False, sample=big)).label == "NOT EVALUABLE"
-    # an older results document without "verdict": derived from "passed"
-    assert verdict_of(_results(None, True, sample=big)).label == "INCOMPATIBLE"
-    for v in ("incompatible", "excess_churn_not_shown", "not_evaluable"):
-        line = verdict_of(_results(v, v == "incompatible", sample=big)).line()
+    big = SampleCheck(400, 50, 3.0, 0.8, "pilot variance")
+    assert verdict_of(_gate(5.0), big).line().startswith("INCOMPATIBLE: ")
+    assert verdict_of(_gate(-1.0), big).label == "EXCESS CHURN NOT SHOWN"
+    not_evaluable = verdict_of(_gate(None), big)
+    assert not_evaluable.label == "NOT EVALUABLE" and "semantic kernel not computed" in \
+        not_evaluable.meaning
+    for d in (5.0, -1.0, None):
+        line = verdict_of(_gate(d), big).line()
         assert "PASSED" not in line.upper().replace("PASSED ", "") and "found" not in line
+        assert "SMALL SAMPLE" not in line
 
 
 def test_five_questions_never_give_an_unqualified_incompatible() -> None:
-    # a document without a sample section falls back to the 50-question bar
-    line = verdict_of(_results("incompatible", True, questions=5)).line()
+    # results without a sample section fall back to the 50-question bar
+    line = verdict_of(_gate(5.0), None, questions=5).line()
     assert line.startswith("INCOMPATIBLE: ")
     assert "SMALL SAMPLE: 5 questions" in line and "provisional" in line

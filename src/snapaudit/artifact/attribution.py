@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from snapaudit.artifact.safety import load_jsonl
+from snapaudit.stats.attribution import AttributionSection
 from snapaudit.tables import AnswerRow, PairLabel
 
 STAGE = "attribution"
@@ -44,7 +45,8 @@ def lock_content(root: Path, protocol: dict[str, Any],
 
 
 def recompute_section(root: Path, protocol: dict[str, Any], answers: Sequence[AnswerRow],
-                      labels: Sequence[PairLabel], stated: dict[str, Any]) -> dict[str, Any]:
+                      labels: Sequence[PairLabel], stated: AttributionSection
+                      ) -> AttributionSection:
     """The attribution section recomputed from the artifact's locked rows."""
     from snapaudit.run.after.attribution_table import Selection, evidence_lists, section
     from snapaudit.run.stages.attribution import judge_stage
@@ -53,7 +55,7 @@ def recompute_section(root: Path, protocol: dict[str, Any], answers: Sequence[An
     judge, primary_judge = judge_of(protocol), judge_of(protocol, packets=False)
     sel = Selection(str(states["old"]), str(states["new"]), primary_judge, judge is not None,
                     str((protocol.get("gold") or {}).get("benchmark", "nq")),
-                    int(stated["max_questions"]))
+                    int(stated.max_questions or 0))
     primary = [lab for lab in labels if lab.judge == primary_judge]
     return section(answers, primary, sel, evidence_lists(answers, sel.old, sel.new),
                    _cells(root, STAGE),

@@ -23,16 +23,18 @@ from typing import Any
 from snapaudit.artifact.safety import load_json, load_jsonl, stage_content
 from snapaudit.errors import IntegrityError
 from snapaudit.hashing import canonical_json
-from snapaudit.run.after.review_items import decode_human, shown_digest
-from snapaudit.run.after.review_summary import review_summary
+from snapaudit.results import ReviewSummary, RunResults
+from snapaudit.run.analysis.review import review_summary
+from snapaudit.run.record.review_items import decode_human, shown_digest
 from snapaudit.run.record.review_store import (
     DecisionRow,
     LabelLock,
     check_decision_chain,
     label_lock_content,
 )
+from snapaudit.stats.analysis import Comparison
 from snapaudit.stats.changes import listed_questions
-from snapaudit.stats.human_agreement import human_judges
+from snapaudit.stats.human_agreement import HumanJudges, human_judges
 from snapaudit.stats.kernels import AnswerGrid, ExactKernel, Kernel, SemanticKernel
 from snapaudit.stats.normalize import normalizer
 from snapaudit.tables import AnswerRow, PairLabel
@@ -106,50 +108,52 @@ def _kernel(grid: AnswerGrid, labels: Sequence[PairLabel], primary: str | None,
     return ExactKernel(grid, normalizer(benchmark))
 
 
-def check_review(root: Path, results: dict[str, Any], answers: Sequence[AnswerRow],
-                 labels: Sequence[PairLabel], recomputed: dict[str, Any],
-                 failures: list[str]) -> None:
-    """Check the exported review and put the recomputed ``review`` and ``judges.human``
-    into ``recomputed`` (the results document ``verify`` compares claims with)."""
+def check_review(root: Path, results: RunResults, answers: Sequence[AnswerRow],
+                 labels: Sequence[PairLabel], failures: list[str]
+                 ) -> tuple[ReviewSummary | None, HumanJudges | None]:
+    """Check the exported review; return ``review`` and ``judges.human`` recomputed (for
+    the sections ``results`` states; None for the others)."""
     rows = [DecisionRow.from_json(r) for r in load_jsonl(root, DECISIONS)]
     locks = [LabelLock.from_json(r) for r in load_jsonl(root, LABEL_LOCKS)]
-    comp = results["comparison"]
-    old, new = str(comp["old"]), str(comp["new"])
-    semantic = (results.get("kernels") or {}).get("semantic")
-    primary = str(semantic["judge"]) if semantic and semantic.get("judge") else None
+    comp = results.analysis.comparison
+    semantic = results.analysis.kernels.get("semantic")
+    primary = semantic.judge if semantic else None
     bound = _bound(root)
     try:
         check_decision_chain(rows)
     except IntegrityError as exc:
         failures.append(f"review: {exc}")
-    shown = _shown(root, answers, old, new)
+    shown = _shown(root, answers, comp.old, comp.new)
     for i, row in enumerate(rows, start=1):
         where = f"review decision #{i} ({row.annotator}, {row.question_id})"
         if row.bound_sha256 != bound:
             failures.append(f"{where}: bound to another run (not this semantic lock)")
         elif shown(row) != row.shown_sha256:
             failures.append(f"{where}: what it says was shown is not the locked answers")
-    stated = results.get("review")
-    if stated is not None:
-        count = int(stated.get("decisions", 0))
-        prefix = rows[:count]
-        grid = AnswerGrid.from_rows(answers)
-        changed = [q for q, _ in listed_questions(grid, _kernel(grid, labels, primary,
-                                                                str(comp["benchmark"])),
-                                                  old, new, normalizer(str(comp["benchmark"])))]
-        try:
-            again = review_summary(prefix, changed, bound or "")
-        except IntegrityError:
-            again = None
-        if again != stated:
-            failures.append("results.json review: differs from the review recomputed from "
-                            "review/decisions.jsonl")
-        recomputed["review"] = again
-    human = (results.get("judges") or {}).get("human")
-    if human is not None:
+    review = (_review(rows, results.review, answers, labels, comp, primary, bound, failures)
+              if results.review is not None else None)
+    human = None
+    if results.human is not None:
         found = _human(root, locks, failures)
-        first = [lab for lab in labels if lab.judge == human.get("primary")]
-        out = human_judges(answers, first, str(human.get("primary")), found, old, new,
-                           int(comp["draws"]), int(comp["seed"]))
-        judges = recomputed.get("judges") or {}
-        recomputed["judges"] = {**judges, "human": out.to_json() if out else None}
+        first = [lab for lab in labels if lab.judge == results.human.primary]
+        human = human_judges(answers, first, results.human.primary, found, comp.old,
+                             comp.new, comp.draws, comp.seed)
+    return review, human
+
+
+def _review(rows: Sequence[DecisionRow], stated: ReviewSummary, answers: Sequence[AnswerRow],
+            labels: Sequence[PairLabel], comp: Comparison, primary: str | None,
+            bound: str | None, failures: list[str]) -> ReviewSummary | None:
+    """The review over the decision chain's prefix ``stated`` names, recomputed."""
+    grid = AnswerGrid.from_rows(answers)
+    norm = normalizer(comp.benchmark)
+    kernel = _kernel(grid, labels, primary, comp.benchmark)
+    changed = [q for q, _ in listed_questions(grid, kernel, comp.old, comp.new, norm)]
+    try:
+        again = review_summary(rows[:stated.decisions], changed, bound or "")
+    except IntegrityError:
+        again = None
+    if again != stated:
+        failures.append("results.json review: differs from the review recomputed from "
+                        "review/decisions.jsonl")
+    return again

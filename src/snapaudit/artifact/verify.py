@@ -42,12 +42,13 @@ from snapaudit.artifact.safety import (
 from snapaudit.errors import ConfigError, InputError, IntegrityError, VerificationError
 from snapaudit.hashing import sha256_file, sha256_json
 from snapaudit.names import NAME_RULE, is_name
+from snapaudit.results import RunResults, results_from_json
 from snapaudit.run.stages.keys import AnswerKey
 from snapaudit.run.stages.payloads import decode_labels
 from snapaudit.tables import AnswerRow, PairLabel, read_answers, read_gold, read_labels
 
 if TYPE_CHECKING:
-    from snapaudit.stats.analysis import AnalysisResult
+    pass
 
 
 @dataclass
@@ -193,35 +194,36 @@ def check_labels(root: Path, labels: list[PairLabel], report: VerifyReport) -> N
                                    "from that judge's ledger cells")
 
 
-def recompute(results: AnalysisResult, protocol: dict[str, Any], answers: Sequence[AnswerRow],
+def recompute(results: RunResults, protocol: dict[str, Any], answers: Sequence[AnswerRow],
               labels: list[PairLabel], gold: dict[str, tuple[str, ...]] | None
-              ) -> dict[str, Any]:
-    """The results document of the analysis re-run with the settings ``results`` states."""
+              ) -> RunResults:
+    """The analysis re-run with the settings ``results`` states (and the corpus paths, when
+    it states them); the other sections are the caller's."""
     from snapaudit.stats.analysis import AnalysisConfig, analyze
     from snapaudit.stats.gate import GateConfig, GateRule
 
-    comp = results.comparison
+    stated = results.analysis
+    comp = stated.comparison
     rules = tuple(GateRule(kernel=r.kernel, statistic=r.statistic, op=r.op,  # type: ignore[arg-type]
-                           threshold=r.threshold) for r in results.gate.rules)
-    semantic = results.kernels.get("semantic")
-    distribution = results.secondary.distribution
+                           threshold=r.threshold) for r in stated.gate.rules)
+    semantic = stated.kernels.get("semantic")
+    distribution = stated.secondary.distribution
     config = AnalysisConfig(old=comp.old, new=comp.new,
-                            ladder=results.ladder.states if results.ladder else None,
+                            ladder=stated.ladder.states if stated.ladder else None,
                             states=comp.states or None,
                             benchmark=comp.benchmark, draws=comp.draws,  # type: ignore[arg-type]
                             seed=comp.seed, gate=GateConfig(rules=rules or None),
                             primary_judge=semantic.judge if semantic else None,
                             bootstrap=comp.bootstrap,  # type: ignore[arg-type]
                             permutations=distribution.permutations if distribution else 0)
-    out: dict[str, Any] = analyze(answers, config=config, labels=labels, gold=gold).to_json()
-    stated = results.extra.get("paths")
-    if isinstance(stated, dict):  # [testbed.paths]: recomputed from the same tables
-        from snapaudit.run.after.paths_run import paths_document
+    again = RunResults(analyze(answers, config=config, labels=labels, gold=gold))
+    if results.paths is not None:  # [testbed.paths]: recomputed from the same tables
+        from snapaudit.run.analysis.paths import paths_document
 
-        orders = stated.get("orders")
-        out["paths"] = paths_document(protocol, answers, labels,
-                                      len(orders[0]) if orders else None)
-    return out
+        orders = results.paths.orders
+        again = again.with_sections(paths=paths_document(
+            protocol, answers, labels, len(orders[0]) if orders else None))
+    return again
 
 
 def same(a: Any, b: Any) -> bool:
@@ -300,19 +302,20 @@ def _verify(root: Path, gold: str | Path | None) -> VerifyReport:
     if {c["claim"]: c["value"] for c in stated} != {c["claim"]: c["value"]
                                                      for c in claims_of(results)}:
         report.failures.append("claims.json: differs from the claims of results.json")
-    from snapaudit.stats.results import result_from_json
-
-    again = recompute(result_from_json(results), protocol, answers, labels, gold_table)
-    if "attribution" in results:  # snapaudit attribute: recomputed from its locked rows
+    record = results_from_json(results)
+    again = recompute(record, protocol, answers, labels, gold_table)
+    if record.attribution is not None:  # snapaudit attribute: recomputed from its locked rows
         if not any(rec.get("stage") == "attribution" for rec, _ in load_json(root, "locks.json")):
             report.failures.append("attribution: results.json has a section but no lock")
         else:
-            again["attribution"] = attribution.recompute_section(
-                root, protocol, answers, labels, results["attribution"])
-            report.failures += attribution.table_failures(results["attribution"],
-                                                          again["attribution"])
-    check_review(root, results, answers, labels, again, report.failures)
-    check_claims(stated, again, gold_table is not None, report)
+            section = attribution.recompute_section(root, protocol, answers, labels,
+                                                    record.attribution)
+            report.failures += attribution.table_failures(record.attribution.to_json(),
+                                                          section.to_json())
+            again = again.with_sections(attribution=section)
+    review, human = check_review(root, record, answers, labels, report.failures)
+    again = again.with_sections(review=review, human=human)
+    check_claims(stated, again.to_json(), gold_table is not None, report)
     if report.failures:
         raise VerificationError(report.failures)
     return report

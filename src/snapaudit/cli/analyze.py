@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
-from snapaudit import atomic, tables
+from snapaudit import tables
 from snapaudit.cli._common import check_output_path
 from snapaudit.errors import ConfigError, FieldErrors
 from snapaudit.stats.analysis import AnalysisConfig, analyze
@@ -73,8 +72,9 @@ def command(answers: Path, labels: Path | None, gold: Path | None, gold_format: 
 
     click.echo(render_text(result), nl=False)
     if json_out is not None:
-        atomic.write_text(json_out, json.dumps(result.to_json(), indent=2, ensure_ascii=False,
-                                              allow_nan=False) + "\n")
+        from snapaudit.results import RunResults, write_results
+
+        write_results(json_out, RunResults(result))
     if fail_on == "incompatible":
         from snapaudit.cli.run import exit_on_verdict
 

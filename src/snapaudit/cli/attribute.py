@@ -47,10 +47,11 @@ def command(run_dir: Path, max_questions: int, max_calls: int | None, dry_run: b
                    + f"{calls}\nbudget: {outcome.budget} calls (--max-calls){over}")
         return
     click.echo(calls)
-    for qid, row in outcome.table["questions"].items():
-        caused = ", ".join(row["caused"]) or "-"
-        agreement = "n/a" if row["agreement"] is None else f"{row['agreement']:.2f}"
-        click.echo(f"{qid}: {row['verdict']} (agreement {agreement}; caused: {caused})")
+    for row in outcome.table.questions:
+        caused = ", ".join(row.caused) or "-"
+        agreement = "n/a" if row.agreement is None else f"{row.agreement:.2f}"
+        click.echo(f"{row.question_id}: {row.verdict} (agreement {agreement}; caused: "
+                   f"{caused})")
     click.echo(f"updated {outcome.results_path} (attribution section)")
     from snapaudit.report.build import write_report
     from snapaudit.run.record.rundir import RunDir

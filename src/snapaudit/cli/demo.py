@@ -31,7 +31,6 @@ def command(out: Path, questions: int, seed: int, overrides: tuple[str, ...],
     from snapaudit.demo.run import DemoConfig, run_demo
     from snapaudit.report.model import num
     from snapaudit.report.summary import results_summary
-    from snapaudit.stats.results import result_from_json
 
     progress = make_progress(progress_kind)
     try:
@@ -41,11 +40,11 @@ def command(out: Path, questions: int, seed: int, overrides: tuple[str, ...],
     finally:
         progress.close()
 
-    click.echo(results_summary(result_from_json(outcome.results)), nl=False)
-    if "paths" in outcome.results:
+    click.echo(results_summary(outcome.record), nl=False)
+    if outcome.record.paths is not None:
         from snapaudit.report.paths import paths_summary
 
-        click.echo(paths_summary(outcome.results["paths"]), nl=False)
+        click.echo(paths_summary(outcome.record.paths), nl=False)
     score = outcome.plant_score
     if score is not None:
         click.echo(f"planted flips: recall {num(score['recall'])}, precision "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -70,6 +69,6 @@ def command(tool: str, logs: tuple[str, ...], out: Path, state: tuple[str, ...],
     config = AnalysisConfig(old=old, new=new, draws=draws, seed=seed)
     result = analyze(list(imported.rows), config=config, gold=imported.gold or None)
     click.echo(render_text(result), nl=False)
-    (out / "results.json").write_text(json.dumps(result.to_json(), indent=2,
-                                                 ensure_ascii=False, allow_nan=False) + "\n",
-                                      encoding="utf-8")
+    from snapaudit.results import RunResults, write_results
+
+    write_results(out / "results.json", RunResults(result))

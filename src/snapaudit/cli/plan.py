@@ -30,13 +30,14 @@ def _components(pilot: Path, question_sd: float, path_sd: float | None
                 ) -> tuple[dict[str, float], str]:
     """Variance components of the path-averaged D: the pilot's paths section, else the
     pilot's per-question SD and ``--path-sd``."""
+    from snapaudit.results import read_results
+
     results = pilot / "results.json" if pilot.is_dir() else pilot
-    doc = json.loads(results.read_text(encoding="utf-8")) if results.exists() else {}
-    section = doc.get("paths") if isinstance(doc, dict) else None
-    if isinstance(section, dict) and path_sd is None:
-        comps = section["kernels"]["exact"]["endpoints"]["components"]
+    section = read_results(results).paths if results.exists() else None
+    if section is not None and path_sd is None:
+        comps = section.kernels["exact"][1].components
         return ({k: float(v) for k, v in comps.items()},
-                f"the pilot's {section['count']} paths (exact kernel)")
+                f"the pilot's {section.count} paths (exact kernel)")
     if path_sd is None:
         raise ConfigError("--paths with a one-path pilot needs --path-sd PP (the SD of the "
                           "path effect on D), or a pilot run with [testbed.paths]")

@@ -5,13 +5,14 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from snapaudit.cli._common import make_progress, progress_option, set_option
 
 if TYPE_CHECKING:
+    from snapaudit.results import ReviewSummary
     from snapaudit.run.record.protocol import Protocol
     from snapaudit.stats.verdict import Verdict
 
@@ -94,14 +95,12 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
         from snapaudit.run.record.readonly import finished_results, read_only_finished
 
         if read_only_finished(target):  # nothing can be written: verify, print, done
-            from snapaudit.stats.results import result_from_json
-
-            results = result_from_json(finished_results(protocol, target))
+            results = finished_results(protocol, target)
             _check_finished_systems(protocol, target, protocol_path.resolve().parent)
             click.echo(f"run already complete: {target} is read-only; its results were "
                        "verified, not re-written")
             click.echo(results_summary(results), nl=False)
-            exit_on(fail_on, results.verdict(), results.extra.get("review"))
+            exit_on(fail_on, results.verdict(), results.review)
             return
     progress = make_progress(progress_kind)
     try:
@@ -116,14 +115,12 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
         click.echo(f"run already complete: every stage of {target} is locked; results "
                    "re-checked")
     click.echo(f"wrote {outcome.results_path}")
-    from snapaudit.stats.results import read_results
-
-    typed = outcome.analysis or read_results(outcome.results_path)
-    click.echo(results_summary(typed), nl=False)
-    exit_on(fail_on, typed.verdict(), outcome.results.get("review"))
+    click.echo(results_summary(outcome.record), nl=False)
+    exit_on(fail_on, outcome.record.verdict(), outcome.record.review)
 
 
-def exit_on(fail_on: tuple[str, ...], verdict: Verdict, review: Any) -> None:
+def exit_on(fail_on: tuple[str, ...], verdict: Verdict, review: ReviewSummary | None
+            ) -> None:
     """``--fail-on``: the verdict's exit code first (``incompatible``), then 6 when a
     reviewed regression stands (``regressions``), or return."""
     if "incompatible" in fail_on:
@@ -132,10 +129,10 @@ def exit_on(fail_on: tuple[str, ...], verdict: Verdict, review: Any) -> None:
         exit_on_regressions(review)
 
 
-def exit_on_regressions(review: Any) -> None:
+def exit_on_regressions(review: ReviewSummary | None) -> None:
     """``--fail-on regressions``: exit 6 when ``review`` (results.json's ``review``) counts a
     standing regression."""
-    from snapaudit.run.after.review_summary import standing_regressions
+    from snapaudit.run.analysis.review import standing_regressions
     from snapaudit.stats.verdict import EXIT_REGRESSIONS
 
     count = standing_regressions(review)

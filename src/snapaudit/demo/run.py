@@ -14,6 +14,7 @@ from snapaudit.demo.files import WorldFiles, jsonl_bytes, write_world
 from snapaudit.demo.world import N_SHARDS, build_world
 from snapaudit.errors import ConfigError
 from snapaudit.progress import Progress
+from snapaudit.results import RunResults
 
 
 @dataclass(frozen=True)
@@ -34,10 +35,15 @@ class DemoConfig:
 @dataclass(frozen=True)
 class DemoOutcome:
     run_dir: Path
-    results: dict[str, Any]
+    record: RunResults  # results.json, typed
     report_html: Path
     report_md: Path
     plant_score: dict[str, Any] | None
+
+    @property
+    def results(self) -> dict[str, Any]:
+        """The results document (``record.to_json()``)."""
+        return self.record.to_json()
 
 
 def prepare_world(config: DemoConfig, progress: Progress) -> WorldFiles:
@@ -100,5 +106,5 @@ def run_demo(config: DemoConfig, progress: Progress) -> DemoOutcome:
         outcome = run_protocol_file(files.protocol, run_dir, overrides, progress)
     shutil.copyfile(files.plants, run_dir / "plants.json")
     paths = write_report(run_dir)
-    return DemoOutcome(run_dir, outcome.results, paths.html, paths.markdown,
+    return DemoOutcome(run_dir, outcome.record, paths.html, paths.markdown,
                        plant_score(load_run(run_dir)))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from snapaudit.report.load import RunView
 from snapaudit.report.untrusted import html as _u
@@ -71,8 +70,8 @@ def _url(block: str) -> str:
 
 def attribution_view(view: RunView) -> tuple[AttributedQuestion, ...]:
     """The attributed questions in the section's order (empty without a section)."""
-    section: dict[str, Any] | None = view.results.extra.get("attribution")
-    if not section:
+    section = view.record.attribution
+    if section is None:
         return ()
     old, new = view.results.comparison.old, view.results.comparison.new
     evidence = _evidence(view)
@@ -82,21 +81,21 @@ def attribution_view(view: RunView) -> tuple[AttributedQuestion, ...]:
         answers.setdefault((a.question_id, a.state), []).append(a.answer)
         text.setdefault(a.question_id, a.question or "")
     out = []
-    for qid, row in section.get("questions", {}).items():
+    for row in section.questions:
+        qid = row.question_id
         blocks = {**_blocks(evidence.get((qid, old))), **_blocks(evidence.get((qid, new)))}
-        olds, gone = list(row.get("old", [])), list(row.get("leaving", []))
-        came = list(row.get("entering", []))
+        gone = row.leaving
+        ranks = {d.doc_id: d.rank for d in row.documents}
         docs = []
-        for doc in row.get("named", row.get("caused", [])):
-            rank = next((d["rank"] for d in row.get("documents", []) if d["doc_id"] == doc), 0)
-            out_doc = gone[0] if gone and doc in came else None
+        for doc in row.named:
+            out_doc = gone[0] if gone and doc in row.entering else None
             docs.append(AttributedDocument(
-                doc, _url(blocks.get(doc, "")), int(rank), out_doc,
-                olds.index(out_doc) + 1 if out_doc in olds else None, blocks.get(doc, "")))
-        agreement = row.get("agreement")
+                doc, _url(blocks.get(doc, "")), ranks.get(doc, 0), out_doc,
+                row.old.index(out_doc) + 1 if out_doc in row.old else None,
+                blocks.get(doc, "")))
         out.append(AttributedQuestion(
-            qid, text.get(qid, ""), str(row.get("verdict")),
-            "-" if agreement is None else f"{agreement:.2f}",
+            qid, text.get(qid, ""), row.verdict,
+            "-" if row.agreement is None else f"{row.agreement:.2f}",
             tuple(answers.get((qid, old), [])), tuple(answers.get((qid, new), [])),
             tuple(docs)))
     return tuple(out)

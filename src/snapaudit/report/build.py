@@ -12,6 +12,7 @@ from snapaudit.report.html import render_html
 from snapaudit.report.load import RunView, load_run
 from snapaudit.report.markdown import render_markdown
 from snapaudit.report.model import Report
+from snapaudit.results import ReviewSummary
 from snapaudit.run.record.rundir import RunDir
 from snapaudit.stats.plants import score_plants
 
@@ -21,7 +22,7 @@ class ReportPaths:
     html: Path
     markdown: Path
     report: Report
-    review: dict[str, Any] | None = None  # the change review as it stands (snapaudit review)
+    review: ReviewSummary | None = None  # the change review as it stands (snapaudit review)
 
 
 def plant_score(view: RunView) -> dict[str, Any] | None:

@@ -1,7 +1,7 @@
 """What the report says: headline, figures and Tables 1-4, built from a run's results.
 
 Reads the typed results (:class:`~snapaudit.stats.analysis.AnalysisResult`, as
-:func:`snapaudit.stats.results.read_results` reads results.json; percentages and percentage
+:func:`snapaudit.results.read_results` reads results.json; percentages and percentage
 points as the analysis writes them) and the run tables; returns a :class:`Report` both
 renderers share.
 """
@@ -229,10 +229,10 @@ def build_report(view: RunView, plant_score: dict[str, Any] | None = None) -> Re
     beyond = secondary_section(r)
     if beyond is not None:
         sections.append(beyond)
-    people = review_section(view.review, r.human)
+    people = review_section(view.review, view.record.human)
     if people is not None:
         sections.append(people)
-    paths = paths_section(r)
+    paths = paths_section(view.record.paths)
     if paths is not None:
         sections.append(paths)
     if plant_score is not None:

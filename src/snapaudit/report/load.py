@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from snapaudit import results
 from snapaudit.errors import InputError
-from snapaudit.run.after.review_summary import live_review
+from snapaudit.results import ReviewSummary, RunResults
+from snapaudit.run.analysis.review import live_review
 from snapaudit.run.record.ledger.store import connect_read_only
 from snapaudit.run.record.rundir import RunDir
-from snapaudit.stats import results as stats_results
 from snapaudit.stats.analysis import AnalysisResult
 from snapaudit.tables import AnswerRow, PairLabel, read_answers, read_gold, read_labels
 
@@ -27,7 +28,7 @@ class RunView:
     """Everything a report shows, read from disk."""
 
     run_dir: Path
-    results: AnalysisResult
+    record: RunResults  # results.json
     answers: Sequence[AnswerRow]
     labels: list[PairLabel] = field(default_factory=list)
     gold: dict[str, tuple[str, ...]] | None = None
@@ -36,7 +37,12 @@ class RunView:
     # the protocol's [judge] table when the run has a resolved protocol (kind, name, ...)
     judge: dict[str, Any] = field(default_factory=dict)
     # the change review as its table stands now (snapaudit review), None without decisions
-    review: dict[str, Any] | None = None
+    review: ReviewSummary | None = None
+
+    @property
+    def results(self) -> AnalysisResult:
+        """The analysis of ``record``."""
+        return self.record.analysis
 
     @property
     def states(self) -> list[str]:
@@ -55,13 +61,13 @@ class RunView:
         return seen
 
 
-def read_results(path: Path) -> AnalysisResult:
-    """The run's typed results (:func:`snapaudit.stats.results.read_results`; a document of
+def read_results(path: Path) -> RunResults:
+    """The run's typed results (:func:`snapaudit.results.read_results`; a document of
     another schema version is refused, naming its version)."""
     if not path.exists():
         raise InputError("results.json not found: the run is not finished; run `snapaudit "
                          "run` to complete it", path=str(path))
-    return stats_results.read_results(path)
+    return results.read_results(path)
 
 
 def read_locks(ledger: Path) -> list[dict[str, Any]]:
@@ -101,7 +107,7 @@ def load_run(run_dir: str | Path) -> RunView:
     """Read a finished run directory (results.json and tables/)."""
     rd = RunDir(run_dir, read_only=True)
     root = rd.path
-    results = read_results(rd.results_path)  # first: an unfinished run has none
+    record = read_results(rd.results_path)  # first: an unfinished run has none
     review = None
     if rd.has_ledger():
         with rd:
@@ -114,7 +120,7 @@ def load_run(run_dir: str | Path) -> RunView:
     labels = list(read_labels(rd.table("labels"))) if rd.table("labels").exists() else []
     gold_path = rd.table("gold")
     gold = read_gold(gold_path, "jsonl") if gold_path.exists() else None
-    return RunView(run_dir=root, results=results, answers=answers,
+    return RunView(run_dir=root, record=record, answers=answers,
                    labels=labels, gold=gold, plants=_plants(root),
                    locks=read_locks(rd.ledger_path), judge=_judge_table(root),
                    review=review)

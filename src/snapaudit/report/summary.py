@@ -6,8 +6,9 @@ per-step decomposition over a ladder (its Table 4), then the gate, utility and d
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
+from snapaudit.results import RunResults
 from snapaudit.stats.analysis import AnalysisResult
 from snapaudit.stats.transitions import CATEGORIES
 
@@ -140,9 +141,10 @@ def secondary_lines(result: AnalysisResult) -> list[str]:
     return lines
 
 
-def results_summary(results: AnalysisResult) -> str:
+def results_summary(record: RunResults) -> str:
     """The short summary ``run`` and ``demo`` print from the typed results:
     D per kernel, the verdict (with its small-sample qualifier) and the gate's rules."""
+    results = record.analysis
     lines = []
     for kernel, k in sorted(results.kernels.items()):
         lines.append(f"{kernel:<9} Within {_pp(k.within)}  Cross {_pp(k.cross)}  "
@@ -158,14 +160,13 @@ def results_summary(results: AnalysisResult) -> str:
                      f"{_pp(rule.value)}{note}")
     if results.utility is not None and results.utility.em_delta is not None:
         lines.append(f"EM change {results.utility.em_delta:+.2f} pp")
-    lines += [f"Warning ({w.get('code')}): {w.get('message')}"
-              for w in results.extra.get("warnings") or [] if isinstance(w, Mapping)]
-    review = results.extra.get("review")
-    if isinstance(review, Mapping):
-        lines.append(f"Review: {review.get('reviewed')} of {review.get('changed')} changed "
-                     f"questions reviewed; {review.get('regressions')} regression(s), "
-                     f"{review.get('improvements')} improvement(s), {review.get('neutral')} "
-                     f"neutral, {review.get('unclear')} unclear")
+    lines += [f"Warning ({w.code}): {w.message}" for w in record.warnings]
+    review = record.review
+    if review is not None:
+        lines.append(f"Review: {review.reviewed} of {review.changed} changed "
+                     f"questions reviewed; {review.regressions} regression(s), "
+                     f"{review.improvements} improvement(s), {review.neutral} "
+                     f"neutral, {review.unclear} unclear")
     return "\n".join(lines) + "\n"
 
 

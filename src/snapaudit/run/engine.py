@@ -10,7 +10,7 @@ The stages themselves (their cells, payloads and the executor) are :mod:`snapaud
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,15 +18,16 @@ from snapaudit import tables
 from snapaudit.errors import ConfigError, LockError
 from snapaudit.hashing import sha256_file, sha256_json
 from snapaudit.progress import Progress
+from snapaudit.results import RunResults, write_results
+from snapaudit.run.analysis.results import run_results
 from snapaudit.run.answers import max_answer_bytes
 from snapaudit.run.bound_systems import check_systems, live_specs
 from snapaudit.run.context import RunContext
 from snapaudit.run.dialect import resolve_dialects
 from snapaudit.run.execution.batch_calls import check_batch_mode
 from snapaudit.run.execution.interrupt import interruptible
-from snapaudit.run.gate_profile import check_evaluable, effective_gate
+from snapaudit.run.gate_profile import check_evaluable
 from snapaudit.run.preflight import needs_systems, preflight
-from snapaudit.run.protocol_warnings import protocol_warnings
 from snapaudit.run.record import cohort
 from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.record.locks import (
@@ -59,8 +60,16 @@ BOOTSTRAP_METHOD = "whole-question bootstrap, snapaudit.stats.bootstrap"
 @dataclass(frozen=True, slots=True)
 class RunOutcome:
     results_path: Path
-    results: dict[str, Any]
-    analysis: AnalysisResult | None = None  # the typed results (None when read back)
+    record: RunResults  # results.json, typed
+
+    @property
+    def results(self) -> dict[str, Any]:
+        """The results document (``record.to_json()``)."""
+        return self.record.to_json()
+
+    @property
+    def analysis(self) -> AnalysisResult:
+        return self.record.analysis
 
 
 # ---------------------------------------------------------------- entry points
@@ -211,40 +220,7 @@ def read_gold(run: RunContext) -> list[GoldRow]:
 
 
 def _analyze(run: RunContext) -> RunOutcome:
-    from snapaudit.run.after.paths_run import analysis_ladder, paths_section
-    from snapaudit.run.after.review_summary import review_sections
-    from snapaudit.run.after.usage import usage_summary
-    from snapaudit.stats.analysis import AnalysisConfig, analyze
-    from snapaudit.stats.results import read_results
-
-    p = run.protocol
     gold = {g.question_id: g.answers for g in read_gold(run)}
-    config = AnalysisConfig(
-        old=p.states.old, new=p.states.new,
-        ladder=analysis_ladder(p),
-        states=tuple(p.states.order),
-        benchmark=p.gold.benchmark, draws=p.bootstrap.draws, seed=p.bootstrap.seed,
-        bootstrap=p.bootstrap.method,
-        permutations=p.bootstrap.permutations, gate=effective_gate(p),
-        primary_judge=p.judge.name if p.judge.kind != "none" else None)
-    rows = answer_rows(run.ledger, run.questions)
-    labels = pair_labels(run)
-    result = analyze(rows, config=config, labels=labels, gold=gold)
-    extra: dict[str, Any] = {"usage": usage_summary(run.ledger, p)}
-    paths = paths_section(p, rows, labels)
-    if paths is not None:  # [testbed.paths] count > 1 only: other results are unchanged
-        extra["paths"] = paths
-    warnings = protocol_warnings(p, rows)
-    if warnings:  # only then: results the answers agree with are unchanged
-        extra["warnings"] = warnings
-    human, review = review_sections(run.rd)  # snapaudit review's labels and decisions
-    if review is not None:
-        extra["review"] = review
-    if run.locked("attribution") and run.rd.results_path.exists():  # snapaudit attribute's
-        previous = read_results(run.rd.results_path).extra.get("attribution")
-        if previous is not None:
-            extra["attribution"] = previous
-    # typed as results.json reads
-    result = replace(result, human=human, extra={**result.extra, **extra})
-    results = result.to_json()
-    return RunOutcome(run.rd.write_results(results), results, result)
+    record = run_results(run.protocol, run.rd, answer_rows(run.ledger, run.questions),
+                         pair_labels(run), gold, run.locked("attribution"))
+    return RunOutcome(write_results(run.rd.results_path, record), record)

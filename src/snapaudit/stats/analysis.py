@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 
@@ -101,7 +100,8 @@ class Comparison:
 @dataclass(frozen=True)
 class AnalysisResult:
     """Everything ``analyze`` computed; ``to_json()`` is the versioned results document
-    (read back by :func:`snapaudit.stats.results.read_results`, without ``per_question``)."""
+    (read back by :func:`snapaudit.stats.analysis_read.analysis_from_json`, without
+    ``per_question``); a run's sections beside it are in :class:`snapaudit.results.RunResults`."""
 
     comparison: Comparison
     kernels: Mapping[str, KernelStats]
@@ -115,13 +115,10 @@ class AnalysisResult:
     per_question: Mapping[str, PerQuestion] = field(default_factory=dict, repr=False)
     secondary: Secondary = field(default_factory=lambda: Secondary(Resampling()))
     sample: SampleCheck | None = None
-    human: Mapping[str, Any] | None = None  # ``judges.human`` (stats.human_agreement's JSON)
-    # top-level keys a writer added to the document (``usage`` of ``snapaudit run``), in order
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     def verdict(self) -> Verdict:
         """The verdict every output prints (:mod:`snapaudit.stats.verdict`)."""
-        return verdict_of(self.to_json())
+        return verdict_of(self.gate, self.sample, self.comparison.questions)
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -136,24 +133,15 @@ class AnalysisResult:
             "transitions": _transitions_json(self.transitions),
             "overlap": self.overlap.to_json() if self.overlap else None,
             "ladder": self.ladder.to_json() if self.ladder else None,
-            "judges": _judges_json(self.judges, self.human),
+            "judges": self.judges.to_json() if self.judges else None,
             "distribution_test": (self.secondary.distribution.to_json()
                                   if self.secondary.distribution else None),
             "multiplicity": (self.secondary.multiplicity.to_json()
                              if self.secondary.multiplicity else None),
             "sample": self.sample.to_json() if self.sample else None,
         }
-        v = verdict_of(out)
-        out["verdict"] = {"key": v.key, "label": v.label, "meaning": v.meaning,
-                          "small_sample": v.small_sample, "text": v.line()}
-        out.update(self.extra)
+        out["verdict"] = self.verdict().to_json()
         return out
-
-
-def _judges_json(j: JudgeAgreement | None, human: Mapping[str, Any] | None
-                 ) -> dict[str, object] | None:
-    out = j.to_json() if j else None
-    return out if human is None else {**(out or {}), "human": dict(human)}
 
 
 def _utility_json(u: Utility | None, sec: Secondary) -> dict[str, object] | None:

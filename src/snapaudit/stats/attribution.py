@@ -202,6 +202,15 @@ class QuestionAttribution:
                               for d in self.documents],
                 "set": {"in": self.set_in, "out": self.set_out}}
 
+    @classmethod
+    def from_json(cls, question_id: str, data: Mapping[str, Any]) -> QuestionAttribution:
+        docs = tuple(DocumentEffect(str(d["doc_id"]), int(d["rank"]), d["sufficiency"],
+                                    d["necessity"]) for d in data["documents"])
+        return cls(question_id, bool(data["flip"]), tuple(data["entering"]),
+                   tuple(data["leaving"]), docs, data["set"]["in"], data["set"]["out"],
+                   str(data["verdict"]), data["agreement"], tuple(data.get("old", ())),
+                   tuple(data.get("new", ())))
+
 
 def attribute_question(question_id: str, flip: bool, old: Sequence[str], new: Sequence[str],
                        outcomes: Mapping[str, Sequence[Agreement]]) -> QuestionAttribution:
@@ -242,9 +251,38 @@ def _verdict(docs: Sequence[DocumentEffect], set_in: float | None, set_out: floa
     return not_explained
 
 
-def attribution_table(questions: Sequence[QuestionAttribution]) -> dict[str, Any]:
+METHOD = "counterfactual evidence lists (snapaudit.stats.attribution)"
+
+
+@dataclass(frozen=True)
+class AttributionSection:
+    """The ``attribution`` section of ``results.json``: every attributed question, the
+    count of each verdict, and the ``--max-questions`` the selection was made with."""
+
+    questions: tuple[QuestionAttribution, ...]
+    max_questions: int | None = None
+    method: str = METHOD
+
+    def verdicts(self) -> dict[str, int]:
+        return {v: sum(q.verdict == v for q in self.questions) for v in VERDICTS}
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"method": self.method, "verdicts": self.verdicts(),
+                               "questions": {q.question_id: q.to_json()
+                                             for q in self.questions}}
+        if self.max_questions is not None:
+            out["max_questions"] = self.max_questions
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AttributionSection:
+        questions = tuple(QuestionAttribution.from_json(q, row)
+                          for q, row in data["questions"].items())
+        limit = data.get("max_questions")
+        return cls(questions, None if limit is None else int(limit), str(data["method"]))
+
+
+def attribution_table(questions: Sequence[QuestionAttribution],
+                      max_questions: int | None = None) -> AttributionSection:
     """The ``attribution`` section of ``results.json``."""
-    counts = {v: sum(q.verdict == v for q in questions) for v in VERDICTS}
-    return {"method": "counterfactual evidence lists (snapaudit.stats.attribution)",
-            "verdicts": counts,
-            "questions": {q.question_id: q.to_json() for q in questions}}
+    return AttributionSection(tuple(questions), max_questions)

@@ -50,7 +50,8 @@ class Checks:
         elif ge is not None and value < ge:
             self.fail(field, f"must be >= {ge}, got {_got(value)}")
 
-    def number(self, field: str, ge: float | None = None) -> None:
+    def number(self, field: str, ge: float | None = None, gt: float | None = None,
+               lt: float | None = None) -> None:
         value = getattr(self.obj, field)
         if isinstance(value, bool) or not isinstance(value, int | float):
             self.fail(field, _type(value, "a number"))
@@ -58,6 +59,10 @@ class Checks:
         self.set(field, float(value))
         if ge is not None and value < ge:
             self.fail(field, f"must be >= {ge}, got {_got(value)}")
+        if gt is not None and not value > gt:
+            self.fail(field, f"must be > {gt}, got {_got(value)}")
+        elif lt is not None and not value < lt:
+            self.fail(field, f"must be < {lt}, got {_got(value)}")
 
     def choice(self, field: str, choices: Sequence[str | None]) -> None:
         value = getattr(self.obj, field)

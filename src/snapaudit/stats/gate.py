@@ -16,6 +16,13 @@ Rules come from a named profile (``[gate] profile``) or an explicit ``rules`` li
 A rule whose kernel was not computed cannot be evaluated: the gate does not pass and its
 verdict is ``not_evaluable`` with the reason, never "not shown". No secondary result can pass
 a failed gate.
+
+With a **margin** (``[gate] margin_pp = M``) the gate can also pass the other way: the new
+snapshot is **compatible** when, for every kernel the rules name, the one-sided 95% upper
+bound of D is below M ("answers move less than M pp beyond repeat noise"; again an
+intersection-union test, each kernel at 5%). The verdict is then one of ``incompatible``
+(every rule holds: checked first), ``compatible``, ``undecided`` (neither: more questions
+would decide) or ``not_evaluable``.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from snapaudit.stats.fields import Checks
 Kernel = Literal["exact", "semantic"]
 Statistic = Literal["d_hat", "lcb95"]
 Op = Literal[">=", ">"]
-_OPS = {">=": operator.ge, ">": operator.gt}
+_OPS = {">=": operator.ge, ">": operator.gt, "<": operator.lt}
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,11 +94,15 @@ class GateConfig:
     profile: Profile | None = None
     min_d_pp: float = 3.0
     rules: tuple[GateRule, ...] | None = None
+    # COMPATIBLE when every gate kernel's ucb95 is below it (pp); None: no such verdict
+    margin_pp: float | None = None
 
     def __post_init__(self) -> None:
         check = Checks(self)
         check.choice("profile", (*get_args(Profile), None))
         check.number("min_d_pp", ge=0.0)
+        if self.margin_pp is not None:  # D is within +-100 pp: 100 could never fail
+            check.number("margin_pp", gt=0.0, lt=100.0)
         if self.rules is not None:
             if not isinstance(self.rules, list | tuple) or not all(
                     isinstance(r, GateRule) for r in self.rules):
@@ -135,6 +146,8 @@ class RuleOutcome:
 INCOMPATIBLE = "incompatible"
 NOT_SHOWN = "excess_churn_not_shown"
 NOT_EVALUABLE = "not_evaluable"
+COMPATIBLE = "compatible"
+UNDECIDED = "undecided"
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,10 +155,18 @@ class GateResult:
     passed: bool
     rules: tuple[RuleOutcome, ...]
     profile: str | None = None
+    margin_pp: float | None = None
+    # with a margin: "<kernel> ucb95 < M" for every kernel the rules name
+    compatibility: tuple[RuleOutcome, ...] = ()
 
     @property
     def evaluable(self) -> bool:
-        return all(r.value is not None for r in self.rules)
+        return all(r.value is not None for r in (*self.rules, *self.compatibility))
+
+    @property
+    def compatible(self) -> bool:
+        """Every gate kernel's upper bound is below the margin (False without a margin)."""
+        return bool(self.compatibility) and all(r.passed for r in self.compatibility)
 
     @property
     def reason(self) -> str | None:
@@ -156,20 +177,29 @@ class GateResult:
     @property
     def verdict(self) -> str:
         """``incompatible`` when the gate passed (excess churn established),
-        ``not_evaluable`` when a rule's kernel was not computed."""
+        ``not_evaluable`` when a rule's kernel was not computed; with a margin, then
+        ``compatible`` or ``undecided``, else ``excess_churn_not_shown``."""
         if not self.evaluable:
             return NOT_EVALUABLE
-        return INCOMPATIBLE if self.passed else NOT_SHOWN
+        if self.passed:
+            return INCOMPATIBLE
+        if self.margin_pp is not None:
+            return COMPATIBLE if self.compatible else UNDECIDED
+        return NOT_SHOWN
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"passed": self.passed, "verdict": self.verdict,
                                   "profile": self.profile, "reason": self.reason,
                                   "rules": [r.to_json() for r in self.rules]}
+        if self.margin_pp is not None:  # only then: gates without a margin are unchanged
+            out["margin_pp"] = self.margin_pp
+            out["compatibility"] = [r.to_json() for r in self.compatibility]
         return out
 
 
 def evaluate(config: GateConfig, stats: Mapping[str, Mapping[str, float]]) -> GateResult:
-    """Apply every rule to ``stats[kernel][statistic]`` (D and lcb95 in pp)."""
+    """Apply every rule to ``stats[kernel][statistic]`` (D, lcb95 and ucb95 in pp), and with
+    a margin the compatibility check to each gate kernel's ``ucb95``."""
     outcomes: list[RuleOutcome] = []
     for rule in config.active_rules():
         value = stats.get(rule.kernel, {}).get(rule.statistic)
@@ -184,4 +214,19 @@ def evaluate(config: GateConfig, stats: Mapping[str, Mapping[str, float]]) -> Ga
         outcomes.append(RuleOutcome(rule.describe(), rule.kernel, rule.statistic, rule.op,
                                     rule.threshold, value, passed, note))
     profile = None if config.rules is not None else (config.profile or "study")
-    return GateResult(all(o.passed for o in outcomes), tuple(outcomes), profile)
+    return GateResult(all(o.passed for o in outcomes), tuple(outcomes), profile,
+                      config.margin_pp, _compatibility(config, stats))
+
+
+def _compatibility(config: GateConfig, stats: Mapping[str, Mapping[str, float]]
+                   ) -> tuple[RuleOutcome, ...]:
+    margin = config.margin_pp
+    if margin is None:
+        return ()
+    out = []
+    for kernel in sorted(config.kernels()):
+        value = stats.get(kernel, {}).get("ucb95")
+        out.append(RuleOutcome(f"{kernel} ucb95 < {margin:g}", kernel, "ucb95", "<", margin,
+                               value, value is not None and value < margin,
+                               None if value is not None else f"{kernel} kernel not computed"))
+    return tuple(out)

@@ -19,6 +19,7 @@ from typing import Any
 from snapaudit.errors import InputError
 from snapaudit.stats.agreement import JudgeAgreement, agreement
 from snapaudit.stats.churn import per_question
+from snapaudit.stats.codec import decode
 from snapaudit.stats.human import HumanLabel, decided
 from snapaudit.stats.kernels import AnswerGrid, SemanticKernel
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
@@ -35,6 +36,13 @@ class Comparison:
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = self.agreement.to_json() if self.agreement else {"pairs": 0}
         return {**body, "unsure": self.unsure, "d_questions": self.d_questions}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Comparison:
+        body = {k: v for k, v in data.items() if k not in ("unsure", "d_questions")}
+        empty = {k: v for k, v in body.items() if k != "judges"} == {"pairs": 0}
+        agreement = None if empty else decode(JudgeAgreement, body)
+        return cls(agreement, int(data["unsure"]), int(data["d_questions"]))
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,18 @@ class HumanJudges:
                                "vs_primary": self.vs_primary[h].to_json()}
                            for h in sorted(self.vs_primary)},
                 "between": [{"judges": [a, b], **c.to_json()} for a, b, c in self.between]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> HumanJudges:
+        judges: Mapping[str, Any] = data["judges"]
+        between = tuple((str(b["judges"][0]), str(b["judges"][1]),
+                         Comparison.from_json(b))
+                        for b in data.get("between", ()))
+        return cls(str(data["primary"]), {h: int(j["questions"]) for h, j in judges.items()},
+                   {h: int(j["pairs"]) for h, j in judges.items()},
+                   {h: int(j["unsure"]) for h, j in judges.items()},
+                   {h: Comparison.from_json(j["vs_primary"]) for h, j in judges.items()},
+                   between)
 
 
 def _key(qid: str, a: AnswerRef, b: AnswerRef) -> tuple[str, AnswerRef, AnswerRef]:

@@ -61,6 +61,14 @@ class PathStep:
                 "sd_between": self.sd_between, "range": list(self.range),
                 "path_share": self.path_share, "components": dict(self.components)}
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PathStep:
+        per = data["per_path"]
+        return cls(str(data["step"]), tuple((str(p["old"]), str(p["new"])) for p in per),
+                   tuple(p["d_hat"] for p in per), data["d_mean"], tuple(data["ci95"]),
+                   data["lcb95"], data["sd_between"], tuple(data["range"]),
+                   data["path_share"], dict(data["components"]))  # type: ignore[arg-type]
+
 
 @dataclass(frozen=True)
 class PathsResult:
@@ -80,6 +88,16 @@ class PathsResult:
                 "kernels": {k: {"steps": [s.to_json() for s in steps],
                                 "endpoints": ends.to_json()}
                             for k, (steps, ends) in self.kernels.items()}}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PathsResult:
+        orders = data.get("orders")
+        return cls(int(data["count"]), tuple(tuple(x) for x in data["ladders"]),
+                   tuple(tuple(o) for o in orders) if orders is not None else None,
+                   int(data["draws"]), int(data["seed"]),
+                   {k: (tuple(PathStep.from_json(s) for s in part["steps"]),
+                        PathStep.from_json(part["endpoints"]))
+                    for k, part in data["kernels"].items()})
 
 
 def two_stage_draws(d: np.ndarray, draws: int, seed: int) -> np.ndarray:

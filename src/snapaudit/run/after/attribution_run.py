@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from snapaudit.errors import ConfigError, LockError
 from snapaudit.progress import Progress
+from snapaudit.results import read_results, write_results
 from snapaudit.run.after.attribution_cost import attribution_stages
 from snapaudit.run.after.attribution_systems import (
     NEEDS_DOCUMENTS,
@@ -51,7 +51,7 @@ from snapaudit.run.stages.answer import answer_rows
 from snapaudit.run.stages.base import retry_policy
 from snapaudit.run.stages.judge import labels_of_stage
 from snapaudit.run.stages.retrieval import locked_evidence
-from snapaudit.stats.attribution import default_call_budget, entering
+from snapaudit.stats.attribution import AttributionSection, default_call_budget, entering
 from snapaudit.systems.resources import RunResources
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
 
@@ -62,7 +62,7 @@ MAX_CALLS_CAP = 2000
 class AttributionOutcome:
     planned_calls: int  # cells of the plan (answers, then one judge packet per variant)
     pending_calls: int  # of those not yet accepted when the command began
-    table: dict[str, Any] | None  # None on a dry run
+    table: AttributionSection | None  # None on a dry run
     results_path: Path | None
     budget: int = 0  # --max-calls, or its default for this selection
     stages: tuple[StagePlan, ...] = ()  # a dry run's pending calls, tokens and cost
@@ -93,6 +93,9 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
     chain = verify_chain(ledger.locks(), content_now(ledger, protocol, base))
     if not any(r.stage == "gold" for r in chain):
         raise LockError("attribution needs a finished run (the gold lock): run it first")
+    if not rd.results_path.exists():
+        raise LockError(f"{rd.results_path} not found: the run's analysis did not finish; "
+                        "run `snapaudit run` again to write it")
     kind = protocol.system.kind
     check_opt_in(protocol, protocol.states.new, base)
     if kind != "testbed" and documents is None:
@@ -157,13 +160,9 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
                     stage.ledger_cells(ledger, stage.STAGE),
                     stage.ledger_cells(ledger, stage.judge_stage(judge_name))
                     if judge_name is not None else [])
-    results: dict[str, Any] = {}
-    if rd.results_path.exists():
-        import json
-
-        results = json.loads(rd.results_path.read_text(encoding="utf-8"))
-    results["attribution"] = table
-    return AttributionOutcome(planned, pending, table, rd.write_results(results), budget)
+    results = read_results(rd.results_path).with_sections(attribution=table)
+    return AttributionOutcome(planned, pending, table, write_results(rd.results_path, results),
+                              budget)
 
 
 def _testbed_plans(ledger: Ledger, chosen: Sequence[str], flips: set[str],

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from snapaudit.run.stages import attribution as stage
-from snapaudit.stats.attribution import attribute_question, attribution_table, counterfactual_lists
+from snapaudit.stats.attribution import (
+    AttributionSection,
+    attribute_question,
+    attribution_table,
+    counterfactual_lists,
+)
 from snapaudit.stats.churn import per_question
 from snapaudit.stats.flips import flip_ids
 from snapaudit.stats.kernels import AnswerGrid, ExactKernel, Kernel, SemanticKernel
@@ -59,7 +63,7 @@ def evidence_lists(answers: Sequence[AnswerRow], old: str, new: str) -> dict[str
 
 def section(answers: Sequence[AnswerRow], labels: Sequence[PairLabel], sel: Selection,
             lists: Mapping[str, tuple[Ids, Ids]], cf_cells: stage.Payloads,
-            judge_cells: stage.Payloads) -> dict[str, Any]:
+            judge_cells: stage.Payloads) -> AttributionSection:
     """The ``attribution`` section of ``results.json``."""
     chosen, flips = flagged_questions(answers, labels, sel)
     norm = normalizer(sel.benchmark)
@@ -69,6 +73,5 @@ def section(answers: Sequence[AnswerRow], labels: Sequence[PairLabel], sel: Sele
                 if sel.packets and sel.judge is not None else {})
     agree = stage.agreements(stage.counterfactual_answers(cf_cells), labelled, same_text,
                              variants, stage.endpoint_answers(answers, sel.old, sel.new))
-    table = attribution_table([attribute_question(q, q in flips, *lists[q], agree.get(q, {}))
-                               for q in chosen])
-    return {**table, "max_questions": sel.max_questions}
+    return attribution_table([attribute_question(q, q in flips, *lists[q], agree.get(q, {}))
+                              for q in chosen], sel.max_questions)

@@ -31,7 +31,7 @@ from typing import Any, Literal
 from snapaudit import atomic
 from snapaudit.errors import ConfigError
 from snapaudit.run.after.review import ReviewSession
-from snapaudit.run.after.review_run import LockedRun
+from snapaudit.run.analysis.locked_run import LockedRun
 from snapaudit.run.record.rundir import RunDir
 from snapaudit.stats.human import LABELS, Label
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from snapaudit import tables
 from snapaudit.errors import ConfigError, InputError
+from snapaudit.results import read_results
 from snapaudit.run.record.rundir import RunDir
 from snapaudit.stats.analysis import Comparison
 from snapaudit.stats.churn import per_question
@@ -13,7 +14,6 @@ from snapaudit.stats.cluster import resampling
 from snapaudit.stats.kernels import AnswerGrid, ExactKernel, Kernel, SemanticKernel
 from snapaudit.stats.normalize import normalizer
 from snapaudit.stats.plan import Pilot, pilot_from_values
-from snapaudit.stats.results import read_results
 
 
 def pilot_from_run(path: Path, *, old: str | None = None, new: str | None = None,
@@ -56,6 +56,6 @@ def _run_settings(results: Path) -> tuple[Comparison | None, str | None]:
     """The results' comparison and primary judge (None, None without results)."""
     if not results.exists():
         return None, None
-    result = read_results(results)
+    result = read_results(results).analysis
     semantic = result.kernels.get("semantic")
     return result.comparison, semantic.judge if semantic else None

@@ -6,7 +6,7 @@ open on one run at once, each writing through SQLite transactions with a busy ti
 
 * Blind labels (:meth:`ReviewSession.label_items`, :meth:`~ReviewSession.save_labels`): the
   judge audit's outcome-blind hash sample; per question the answers as anonymous items
-  (:mod:`snapaudit.run.after.review_items`); the labels of a question are one cell of the
+  (:mod:`snapaudit.run.record.review_items`); the labels of a question are one cell of the
   ledger stage ``human:NAME``, written as a judge audit's are: an attempt row before the
   write, the cell accepted once (immutable); :meth:`~ReviewSession.finish_labels` locks them.
 * Change review (:meth:`~ReviewSession.change_items`, :meth:`~ReviewSession.save_decision`):
@@ -27,7 +27,8 @@ from typing import Any
 from snapaudit.errors import ConfigError, IntegrityError
 from snapaudit.hashing import sha256_json
 from snapaudit.names import NAME_RULE, is_name
-from snapaudit.run.after.review_items import (
+from snapaudit.run.analysis.locked_run import ChangeRow, LockedRun, bound_hash
+from snapaudit.run.record.review_items import (
     BlindAnswer,
     ChangeItem,
     Decision,
@@ -41,7 +42,6 @@ from snapaudit.run.after.review_items import (
     labels_payload,
     saved_labels,
 )
-from snapaudit.run.after.review_run import ChangeRow, LockedRun, bound_hash
 from snapaudit.run.record.review_store import (
     DecisionRow,
     LabelLock,

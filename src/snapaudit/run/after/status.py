@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from snapaudit.errors import ConfigError, IntegrityError, failure_lines
+from snapaudit.results import read_results
 from snapaudit.run.execution.batch_status import batch_lines, batch_summary
 from snapaudit.run.execution.failures import describe, endpoint_of
 from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.record.locks import content_now, verify_chain, verify_run_files
 from snapaudit.run.record.rundir import LEDGER_NAME, RunDir
-from snapaudit.stats.results import read_results
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +107,7 @@ def _status(rd: RunDir) -> RunStatus:
     label: str | None = None
     verdict: str | None = None
     if results_path.exists():
-        result = read_results(results_path)
+        result = read_results(results_path).analysis
         gate, label, verdict = result.gate.passed, result.verdict().line(), result.gate.verdict
     judge_stage = f"judge:{protocol.judge.name}"
     ledger_stage = {"semantic": judge_stage}

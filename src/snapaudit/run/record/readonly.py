@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from snapaudit.errors import ProtocolMismatchError
+from snapaudit.results import RunResults, read_results
 from snapaudit.run.after.status import run_status
 from snapaudit.run.record.protocol import Protocol, bound_fields, changed_fields, protocol_hash
 from snapaudit.run.record.rundir import RunDir
@@ -24,7 +24,7 @@ def read_only_finished(run_dir: Path) -> bool:
     return rd.results_path.exists() and rd.has_ledger() and not os.access(rd.path, os.W_OK)
 
 
-def finished_results(protocol: Protocol, run_dir: Path) -> dict[str, Any]:
+def finished_results(protocol: Protocol, run_dir: Path) -> RunResults:
     """Verify the finished run read-only and return its results (IntegrityError or
     ProtocolMismatchError as ``run`` would raise them)."""
     run_status(run_dir)  # files, accepted cells, lock chain
@@ -33,5 +33,4 @@ def finished_results(protocol: Protocol, run_dir: Path) -> dict[str, Any]:
         if protocol_hash(protocol) != ledger.get_meta("protocol_sha256"):
             stored = json.loads(ledger.get_meta("protocol_bound") or "{}")
             raise ProtocolMismatchError(changed_fields(stored, bound_fields(protocol)))
-        doc: dict[str, Any] = json.loads(rd.results_path.read_text(encoding="utf-8"))
-    return doc
+        return read_results(rd.results_path)

@@ -18,7 +18,6 @@ SQLite ledger once per command and :meth:`RunDir.close` closes it.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -187,12 +186,6 @@ class RunDir:
         with atomic.replacing(path) as tmp:
             writer(tmp, rows)
         return path
-
-    def write_results(self, results: dict[str, Any]) -> Path:
-        """Write ``results.json`` atomically."""
-        atomic.write_text(self.results_path, json.dumps(results, indent=2, sort_keys=True,
-                                                        ensure_ascii=False) + "\n")
-        return self.results_path
 
 
 def not_begun(rd: RunDir, missing: str) -> IntegrityError:

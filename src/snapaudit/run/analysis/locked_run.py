@@ -12,15 +12,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from snapaudit.errors import ConfigError
-from snapaudit.run.after.review_items import (
+from snapaudit.run.record import cohort
+from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.record.locks import verify_chain
+from snapaudit.run.record.review_items import (
     BlindAnswer,
     blind_order,
     item_pairs,
     shown_sha256,
 )
-from snapaudit.run.record import cohort
-from snapaudit.run.record.ledger import Ledger
-from snapaudit.run.record.locks import verify_chain
 from snapaudit.run.record.rundir import RunDir
 from snapaudit.run.stages.answer import answer_rows
 from snapaudit.run.stages.judge import labels_of_stage

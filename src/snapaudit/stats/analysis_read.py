@@ -1,21 +1,18 @@
-"""Read a results document (docs/results-schema.md) back into the typed
+"""Read the analysis part of a results document (docs/results-schema.md) back into the typed
 :class:`~snapaudit.stats.analysis.AnalysisResult` it was written from.
 
-``read_results(path).to_json()`` equals the document: every part is decoded by
-:mod:`snapaudit.stats.codec` from its own keys, the sections ``to_json`` merges (utility with
-its bootstrap deltas, the two transition variants, the secondary results) are split back,
-the computed keys (``verdict``, ``gate.verdict``, ``sample.warning``, percentages) are
-recomputed from the rest, and top-level keys the schema does not name (``usage`` of
-``snapaudit run``) are carried in ``AnalysisResult.extra`` in their order. A section a
-document of an earlier release of schema 2 lacks (keys were added within the version) is
-read as absent; such a document is read, but only one this version writes round-trips exactly.
+Every part is decoded by :mod:`snapaudit.stats.codec` from its own keys; the sections
+``to_json`` merges (utility with its bootstrap deltas, the two transition variants, the
+secondary results) are split back; the computed keys (``verdict``, ``gate.verdict``,
+``sample.warning``, percentages) are recomputed by ``to_json``. The sections a run adds
+(``usage``, ``paths``, ``review``, ...) and the whole document are read by
+:mod:`snapaudit.results`. A section a document of an earlier release of schema 2 lacks (keys
+were added within the version) is read as absent.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from snapaudit.errors import InputError
@@ -35,47 +32,8 @@ from snapaudit.stats.secondary import Secondary
 from snapaudit.stats.transitions import Transitions
 from snapaudit.stats.utility import Delta
 
-# every top-level key AnalysisResult.to_json writes; any other key is carried as it is
-SCHEMA_KEYS = ("schema_version", "comparison", "kernels", "gate", "utility", "flips",
-               "flip_rates", "transitions", "overlap", "ladder", "judges", "distribution_test",
-               "multiplicity", "sample", "verdict")
 
-
-def read_results(path: str | Path) -> AnalysisResult:
-    """The typed results of a results JSON file (``snapaudit analyze --json``, or
-    ``DIR/results.json`` of ``snapaudit run``)."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("results file not found", path=str(path)) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc}", path=str(path), line=exc.lineno) from None
-    if not isinstance(data, dict):
-        raise InputError("expected a JSON object", path=str(path))
-    try:
-        result = result_from_json(data)
-    except InputError as exc:
-        raise InputError(str(exc), path=str(path)) from None
-    written = result.to_json()
-    differ = [k for k in data if k not in written or not _agrees(data[k], written[k])]
-    if differ:  # a computed key (verdict, gate.verdict, ...) disagrees with the rest
-        raise InputError(f"results are not self-consistent: {', '.join(differ)} do not match "
-                         "what the other keys give", path=str(path))
-    return result
-
-
-def _agrees(given: Any, written: Any) -> bool:
-    """``given`` equals ``written`` except for keys ``given`` lacks (keys added within the
-    schema version, e.g. a bootstrap ``method``: an earlier release wrote no such key)."""
-    if isinstance(given, dict) and isinstance(written, dict):
-        return all(k in written and _agrees(v, written[k]) for k, v in given.items())
-    if isinstance(given, list) and isinstance(written, list):
-        return len(given) == len(written) and all(map(_agrees, given, written))
-    return bool(given == written)
-
-
-def result_from_json(data: Mapping[str, Any]) -> AnalysisResult:
+def analysis_from_json(data: Mapping[str, Any]) -> AnalysisResult:
     """The typed results of a parsed results document of schema :data:`SCHEMA_VERSION`
     (an :class:`InputError` when it is not one)."""
     version = data.get("schema_version")
@@ -111,10 +69,8 @@ def _result(data: Mapping[str, Any]) -> AnalysisResult:
         ladder=_opt(lambda d: decode(Ladder, d), data.get("ladder")),
         judges=_opt(lambda d: decode(JudgeAgreement, d) if set(d) - {"human"} else None,
                     data.get("judges")),
-        human=(data.get("judges") or {}).get("human"),
         secondary=secondary,
-        sample=_opt(SampleCheck.from_json, data.get("sample")),
-        extra={k: v for k, v in data.items() if k not in SCHEMA_KEYS})
+        sample=_opt(SampleCheck.from_json, data.get("sample")))
 
 
 def _opt(read: Any, raw: Any) -> Any:

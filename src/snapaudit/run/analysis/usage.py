@@ -13,8 +13,7 @@ and are left out.
 
 from __future__ import annotations
 
-from typing import Any
-
+from snapaudit.results.sections import StageUsage, Usage
 from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.record.protocol import Protocol
 from snapaudit.stats.human import HUMAN_PREFIX
@@ -31,27 +30,20 @@ def stage_models(protocol: Protocol) -> dict[str, str]:
     return out
 
 
-def usage_summary(ledger: Ledger, protocol: Protocol) -> dict[str, Any]:
-    """``{"stages": {stage: {...}}, "total": {...}}`` of this run's ledger."""
+def usage_summary(ledger: Ledger, protocol: Protocol) -> Usage:
+    """Every stage of this run's ledger with attempts, and their total."""
     models = stage_models(protocol)
-    stages: dict[str, Any] = {}
+    stages: dict[str, StageUsage] = {}
     for stage, totals in ledger.usage_totals().items():
         if stage.startswith(HUMAN_PREFIX):  # people's labels (snapaudit review): no calls
             continue
         calls, reported, prompt, completion, batch_prompt, batch_completion = totals
         model = models.get(stage)
-        stages[stage] = {"attempts": calls, "attempts_with_usage": reported, "model": model,
-                         "prompt_tokens": prompt, "completion_tokens": completion,
-                         "batched_prompt_tokens": batch_prompt,
-                         "batched_completion_tokens": batch_completion,
-                         "cost_usd": _cost(protocol, model, (prompt, completion),
-                                           (batch_prompt, batch_completion))}
-    costs = [s["cost_usd"] for s in stages.values() if s["cost_usd"] is not None]
-    total = {"attempts": sum(s["attempts"] for s in stages.values()),
-             "prompt_tokens": sum(s["prompt_tokens"] for s in stages.values()),
-             "completion_tokens": sum(s["completion_tokens"] for s in stages.values()),
-             "cost_usd": round(sum(costs), 6) if costs else None}
-    return {"stages": stages, "total": total}
+        stages[stage] = StageUsage(calls, reported, model, prompt, completion, batch_prompt,
+                                   batch_completion,
+                                   _cost(protocol, model, (prompt, completion),
+                                         (batch_prompt, batch_completion)))
+    return Usage.of(stages)
 
 
 def _cost(protocol: Protocol, model: str | None, tokens: tuple[int, int],

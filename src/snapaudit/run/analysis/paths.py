@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from snapaudit.run.record.protocol import Protocol, bound_fields
+from snapaudit.stats.paths import PathsResult, paths_analysis
 from snapaudit.tables import AnswerRow, PairLabel
 
 
@@ -43,7 +44,7 @@ def corpus_shards(protocol: Protocol) -> int | None:
 
 
 def paths_section(protocol: Protocol, rows: Sequence[AnswerRow], labels: Sequence[PairLabel]
-                  ) -> dict[str, Any] | None:
+                  ) -> PathsResult | None:
     """``results.json`` ``paths`` of a run (None for one path)."""
     if path_count(protocol) == 1:
         return None
@@ -51,14 +52,13 @@ def paths_section(protocol: Protocol, rows: Sequence[AnswerRow], labels: Sequenc
 
 
 def paths_document(protocol: Mapping[str, Any], rows: Sequence[AnswerRow],
-                   labels: Sequence[PairLabel], n_shards: int | None) -> dict[str, Any]:
+                   labels: Sequence[PairLabel], n_shards: int | None) -> PathsResult:
     """``paths`` from the bound protocol fields (a run's, or an artifact's protocol.json):
     D per path and step, the path-averaged D with its two-stage interval, spread and path
     share (:mod:`snapaudit.stats.paths`). The semantic kernel is included when the judge
     labelled every state's answers (``judge.scope = "all"``)."""
     from snapaudit.stats.kernels import AnswerGrid, ExactKernel, Kernel, SemanticKernel
     from snapaudit.stats.normalize import normalizer
-    from snapaudit.stats.paths import paths_analysis
     from snapaudit.testbed.paths import path_ladders, path_orders
 
     tb, states = protocol["testbed"], protocol["states"]
@@ -70,8 +70,7 @@ def paths_document(protocol: Mapping[str, Any], rows: Sequence[AnswerRow],
     if judge.get("kind", "none") != "none" and judge.get("scope", "all") == "all" and labels:
         kernels["semantic"] = SemanticKernel(labels, str(judge.get("name", "judge")))
     boot = protocol.get("bootstrap", {})
-    result = paths_analysis(grid, kernels, path_ladders(states["order"], tb["states"], count),
-                            states["old"], states["new"], draws=int(boot.get("draws", 50_000)),
-                            seed=int(boot.get("seed", 0)),
-                            orders=path_orders(n_shards, count, seed) if n_shards else None)
-    return result.to_json()
+    return paths_analysis(grid, kernels, path_ladders(states["order"], tb["states"], count),
+                          states["old"], states["new"], draws=int(boot.get("draws", 50_000)),
+                          seed=int(boot.get("seed", 0)),
+                          orders=path_orders(n_shards, count, seed) if n_shards else None)

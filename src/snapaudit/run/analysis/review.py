@@ -15,13 +15,14 @@ against its lock (:mod:`snapaudit.stats.human_agreement`).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from snapaudit.errors import IntegrityError
-from snapaudit.run.after.review_items import DECISIONS, decode_human
-from snapaudit.run.after.review_run import LockedRun
+from snapaudit.results.sections import AnnotatorCounts, Regression, ReviewSummary
+from snapaudit.run.analysis.locked_run import LockedRun
 from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.record.review_items import DECISIONS, decode_human
 from snapaudit.run.record.review_store import (
     DecisionRow,
     LabelLock,
@@ -30,10 +31,7 @@ from snapaudit.run.record.review_store import (
 )
 from snapaudit.run.record.rundir import RunDir
 from snapaudit.stats.human import HumanLabel
-from snapaudit.stats.human_agreement import human_judges
-
-KINDS = {"regression": "regressions", "improvement": "improvements", "neutral": "neutral",
-         "unclear": "unclear"}
+from snapaudit.stats.human_agreement import HumanJudges, human_judges
 
 
 def standing(rows: Sequence[DecisionRow], bound: str) -> dict[tuple[str, str], DecisionRow]:
@@ -52,28 +50,27 @@ def question_decision(decisions: Sequence[str]) -> str:
 
 
 def review_summary(rows: Sequence[DecisionRow], changed: Sequence[str], bound: str
-                   ) -> dict[str, Any]:
+                   ) -> ReviewSummary:
     """The ``review`` section over ``rows`` (the whole chain, oldest first)."""
     check_decision_chain(rows)
     listed = set(changed)
     stand = {k: r for k, r in standing(rows, bound).items() if k[1] in listed}
     per_q: dict[str, list[str]] = {}
-    by_annotator: dict[str, dict[str, int]] = {}
+    by_annotator: dict[str, Counter[str]] = {}
     for (annotator, qid), row in sorted(stand.items()):
         per_q.setdefault(qid, []).append(row.decision)
-        counts = by_annotator.setdefault(annotator, {"reviewed": 0, **{
-            KINDS[d]: 0 for d in DECISIONS}})
-        counts["reviewed"] += 1
-        counts[KINDS[row.decision]] += 1
-    totals = {KINDS[d]: 0 for d in DECISIONS}
-    for decisions in per_q.values():
-        totals[KINDS[question_decision(decisions)]] += 1
-    regressions = [{"question_id": q, "annotator": a, "note": r.note, "at": r.at}
-                   for (a, q), r in sorted(stand.items(), key=lambda kv: (kv[0][1], kv[0][0]))
-                   if r.decision == "regression"]
-    return {"reviewed": len(per_q), "changed": len(listed), **totals,
-            "by_annotator": by_annotator, "regressions_list": regressions,
-            "decisions": len(rows), "chain_sha256": rows[-1].row_sha256 if rows else None}
+        by_annotator.setdefault(annotator, Counter())[row.decision] += 1
+    totals = Counter(question_decision(d) for d in per_q.values())
+    regressions = tuple(Regression(q, a, r.note, r.at) for (a, q), r in
+                        sorted(stand.items(), key=lambda kv: (kv[0][1], kv[0][0]))
+                        if r.decision == "regression")
+    regress, improve, neutral, unclear = (totals[d] for d in DECISIONS)
+    return ReviewSummary(
+        len(per_q), len(listed), regress, improve, neutral, unclear,
+        by_annotator={a: AnnotatorCounts(sum(c.values()), *(c[d] for d in DECISIONS))
+                      for a, c in by_annotator.items()},
+        regressions_list=regressions, decisions=len(rows),
+        chain_sha256=rows[-1].row_sha256 if rows else None)
 
 
 def human_labels(ledger: Ledger, locks: Sequence[LabelLock]) -> dict[str, list[HumanLabel]]:
@@ -88,15 +85,14 @@ def human_labels(ledger: Ledger, locks: Sequence[LabelLock]) -> dict[str, list[H
 
 
 def human_section(run: LockedRun, labels: Mapping[str, Sequence[HumanLabel]], draws: int,
-                  seed: int) -> dict[str, Any] | None:
+                  seed: int) -> HumanJudges | None:
     if run.primary is None:
         return None
-    out = human_judges(run.answers, run.primary_labels, run.primary, labels, run.old, run.new,
-                       draws, seed)
-    return out.to_json() if out is not None else None
+    return human_judges(run.answers, run.primary_labels, run.primary, labels, run.old, run.new,
+                        draws, seed)
 
 
-def review_sections(rd: RunDir) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+def review_sections(rd: RunDir) -> tuple[HumanJudges | None, ReviewSummary | None]:
     """``(judges.human, review)`` of a locked run; None for what it has not got."""
     from snapaudit.run.record.review_store import read_review_tables
 
@@ -112,7 +108,7 @@ def review_sections(rd: RunDir) -> tuple[dict[str, Any] | None, dict[str, Any] |
     return human, review
 
 
-def live_review(rd: RunDir) -> dict[str, Any] | None:
+def live_review(rd: RunDir) -> ReviewSummary | None:
     """The ``review`` section as the review table stands now (None without decisions):
     what ``snapaudit report`` shows and ``--fail-on regressions`` reads, so that decisions
     made after the last analysis count at once."""
@@ -127,6 +123,6 @@ def live_review(rd: RunDir) -> dict[str, Any] | None:
     return review_summary(rows, [r.question_id for r in run.changes()], run.bound)
 
 
-def standing_regressions(review: Mapping[str, Any] | None) -> int:
+def standing_regressions(review: ReviewSummary | None) -> int:
     """The number of questions whose standing decision by some annotator is a regression."""
-    return int(review.get("regressions", 0)) if review else 0
+    return review.regressions if review else 0

@@ -7,9 +7,9 @@
   single id between them: the ids are most likely not stable across the two indexes (a
   rebuilt index numbering its documents anew), so retrieval overlap says nothing.
 
-Each warning is ``{"code", "message"}`` (strings only: not a claim the verifier
-recomputes); the key is written only when there is a warning, so the results of a protocol
-the answers agree with are unchanged.
+Each warning is a :class:`~snapaudit.results.sections.ProtocolWarning` (``{"code",
+"message"}``, strings only: not a claim the verifier recomputes); the key is written only
+when there is a warning, so the results of a protocol the answers agree with are unchanged.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from statistics import median
 
+from snapaudit.results.sections import ProtocolWarning
 from snapaudit.run.record.protocol import Protocol
 from snapaudit.tables import AnswerRow
 
@@ -27,9 +28,10 @@ _UUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f
                    re.IGNORECASE)
 
 
-def protocol_warnings(protocol: Protocol, rows: Sequence[AnswerRow]) -> list[dict[str, str]]:
+def protocol_warnings(protocol: Protocol, rows: Sequence[AnswerRow]
+                      ) -> tuple[ProtocolWarning, ...]:
     """The warnings of ``rows`` (the run's answers) under ``protocol`` (see module doc)."""
-    out: list[dict[str, str]] = []
+    out: list[ProtocolWarning] = []
     if protocol.answers.kind == "short":
         words: dict[str, list[int]] = defaultdict(list)
         for r in rows:
@@ -38,10 +40,10 @@ def protocol_warnings(protocol: Protocol, rows: Sequence[AnswerRow]) -> list[dic
                        if w and median(w) > SHORT_MEDIAN_WORDS}
         if long_states:
             shown = ", ".join(f"{s} {m:g}" for s, m in sorted(long_states.items()))
-            out.append({"code": "long_answers", "message": (
+            out.append(ProtocolWarning("long_answers", (
                 f'answers.kind = "short" but the median answer is over {SHORT_MEDIAN_WORDS} '
                 f"words (median words: {shown}): the exact kernel counts every rewording as "
-                'churn; set answers.kind = "long" with a judge and gate profile "long-form"')})
+                'churn; set answers.kind = "long" with a judge and gate profile "long-form"')))
     old, new = protocol.states.old, protocol.states.new
     ids: dict[tuple[str, str], set[str]] = defaultdict(set)
     for r in rows:
@@ -49,16 +51,16 @@ def protocol_warnings(protocol: Protocol, rows: Sequence[AnswerRow]) -> list[dic
             ids[(r.question_id, r.state)].update(r.doc_ids)
     both = [q for (q, s) in ids if s == old and (q, new) in ids]
     if both and not any(ids[(q, old)] & ids[(q, new)] for q in both):
-        out.append({"code": "unstable_doc_ids", "message": (
+        out.append(ProtocolWarning("unstable_doc_ids", (
             f"no question shares a document id between {old} and {new} ({len(both)} "
             "questions with ids in both): the ids are likely not stable across the two "
             "indexes, so the retrieval overlap is meaningless; return stable document ids "
-            "(e.g. a content hash or the source id) rather than index positions")})
+            "(e.g. a content hash or the source id) rather than index positions")))
     out.extend(_random_ids(rows))
-    return out
+    return tuple(out)
 
 
-def _random_ids(rows: Sequence[AnswerRow]) -> list[dict[str, str]]:
+def _random_ids(rows: Sequence[AnswerRow]) -> list[ProtocolWarning]:
     per_state: dict[str, set[str]] = defaultdict(set)
     for r in rows:
         if r.doc_ids:
@@ -68,9 +70,9 @@ def _random_ids(rows: Sequence[AnswerRow]) -> list[dict[str, str]]:
     if not random_states:
         return []
     example = min(per_state[random_states[0]])
-    return [{"code": "random_doc_ids", "message": (
+    return [ProtocolWarning("random_doc_ids", (
         f"every document id of {', '.join(random_states)} looks like a random UUID (e.g. "
         f"{example}): an index rebuilt, or the pipeline restarted, numbers the same documents "
         "anew; give the documents stable ids (LlamaIndex TextNode(id_=...) or "
         "Document(doc_id=...), LangChain Document(id=...), or a metadata key with "
-        "id_key='...')")}]
+        "id_key='...')"))]
