@@ -46,7 +46,9 @@ def test_analyze_hand_values_and_json_keys() -> None:
     # semantic: q1 w=.5 c=.5 D=0; q2 w=1 c=0 D=1; q3 w=1 c=0 D=1
     assert (sem["within"], sem["cross"], sem["d_hat"]) == pytest.approx((250 / 3, 50 / 3,
                                                                          200 / 3))
-    assert set(ex) == {"within", "cross", "d_hat", "lcb95", "ci95", "p_nonpositive", "method"}
+    assert set(ex) == {"within", "cross", "d_hat", "lcb95", "ucb95", "ci95", "p_nonpositive",
+                       "method"}
+    assert ex["lcb95"] <= ex["d_hat"] <= ex["ucb95"] <= ex["ci95"][1]
     assert doc["comparison"] == {"old": "A", "new": "B", "questions": 3, "repeats": 2,
                                  "states": ["A", "B"], "benchmark": "nq", "draws": 1000,
                                  "seed": 1, "resampled": {"unit": "question", "clusters": None},

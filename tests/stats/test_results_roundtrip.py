@@ -112,7 +112,13 @@ def test_a_computed_key_that_disagrees_is_named(tmp_path: Path,
 def test_exit_code_is_the_documented_one_for_every_verdict() -> None:
     # README "Commands and exit codes": 4 INCOMPATIBLE, 5 NOT EVALUABLE (with --fail-on)
     codes = {key: exit_code(Verdict(key, LABELS[key], MEANINGS[key])) for key in LABELS}
-    assert codes == {"incompatible": 4, "excess_churn_not_shown": 0, "not_evaluable": 5}
+    assert codes == {"incompatible": 4, "excess_churn_not_shown": 0, "not_evaluable": 5,
+                     "compatible": 0, "undecided": 0}
+    # --fail-on not-compatible: only COMPATIBLE passes; UNDECIDED has its own code
+    required = {key: exit_code(Verdict(key, LABELS[key], MEANINGS[key]), True)
+                for key in LABELS}
+    assert required == {"incompatible": 4, "excess_churn_not_shown": 7, "not_evaluable": 5,
+                        "compatible": 0, "undecided": 7}
     assert exit_code(Verdict("none", "GATE NOT EVALUATED", "the results hold no gate")) == 0
     small = Verdict("incompatible", "INCOMPATIBLE", "m", small_sample="SMALL SAMPLE: 5")
     assert exit_code(small) == 4

@@ -28,8 +28,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from snapaudit.artifact import attribution
+from snapaudit.artifact.attribution import judge_of
 from snapaudit.artifact.export import SENSITIVE_KEYS
 from snapaudit.artifact.export import claims as claims_of
+from snapaudit.artifact.looks import check_looks
 from snapaudit.artifact.review_check import check_review
 from snapaudit.artifact.safety import (
     check_tree,
@@ -208,11 +210,16 @@ def recompute(results: RunResults, protocol: dict[str, Any], answers: Sequence[A
                            threshold=r.threshold) for r in stated.gate.rules)
     semantic = stated.kernels.get("semantic")
     distribution = stated.secondary.distribution
+    seq = stated.sequential
     config = AnalysisConfig(old=comp.old, new=comp.new,
                             ladder=stated.ladder.states if stated.ladder else None,
                             states=comp.states or None,
                             benchmark=comp.benchmark, draws=comp.draws,  # type: ignore[arg-type]
-                            seed=comp.seed, gate=GateConfig(rules=rules or None),
+                            seed=comp.seed,
+                            gate=GateConfig(rules=rules or None,
+                                            margin_pp=stated.gate.margin_pp),
+                            looks=seq.looks_planned if seq else 1,
+                            planned_questions=seq.questions_planned if seq else None,
                             primary_judge=semantic.judge if semantic else None,
                             bootstrap=comp.bootstrap,  # type: ignore[arg-type]
                             permutations=distribution.permutations if distribution else 0)
@@ -313,6 +320,8 @@ def _verify(root: Path, gold: str | Path | None) -> VerifyReport:
             report.failures += attribution.table_failures(record.attribution.to_json(),
                                                           section.to_json())
             again = again.with_sections(attribution=section)
+    check_looks(root, answers, labels, judge_of(protocol, packets=False),
+                again.analysis.sequential, report.failures)
     review, human = check_review(root, record, answers, labels, report.failures)
     again = again.with_sections(review=review, human=human)
     check_claims(stated, again.to_json(), gold_table is not None, report)

@@ -43,10 +43,13 @@ def smoke_run_dir(run_dir: Path, limit: int) -> Path:
 @click.option("--forget-batch", "forget", multiple=True, metavar="LOCAL_ID",
               help="Before resuming: end this open provider batch without its results (its "
                    "provider deleted it) so that its requests go into a new batch. Repeatable.")
-@click.option("--fail-on", "fail_on", type=click.Choice(["incompatible", "regressions"]),
+@click.option("--fail-on", "fail_on",
+              type=click.Choice(["incompatible", "not-compatible", "regressions"]),
               multiple=True,
               help="incompatible: exit 4 when the verdict is INCOMPATIBLE (the release gate "
-                   "established excess churn), 5 when it is NOT EVALUABLE. regressions: exit "
+                   "established excess churn), 5 when it is NOT EVALUABLE. not-compatible "
+                   "(needs [gate] margin_pp): also exit 7 when UNDECIDED, 0 only when "
+                   "COMPATIBLE. regressions: exit "
                    "6 when a reviewed regression stands (snapaudit review: some annotator's "
                    "last decision on a changed question is 'regression'). Repeatable; the "
                    "verdict's code comes first.")
@@ -74,6 +77,10 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
 
     sets = list(overrides)
     protocol = load_protocol(protocol_path, sets)
+    if "not-compatible" in fail_on and protocol.gate.margin_pp is None:
+        from snapaudit.stats.verdict import NEEDS_MARGIN
+
+        raise ConfigError(NEEDS_MARGIN.format(where="[gate] margin_pp"))
     target = run_dir if run_dir is not None else default_run_dir(protocol.name)
     if limit is not None:
         if limit > protocol.cohort.size:
@@ -123,8 +130,8 @@ def exit_on(fail_on: tuple[str, ...], verdict: Verdict, review: ReviewSummary | 
             ) -> None:
     """``--fail-on``: the verdict's exit code first (``incompatible``), then 6 when a
     reviewed regression stands (``regressions``), or return."""
-    if "incompatible" in fail_on:
-        exit_on_verdict(verdict)
+    if "incompatible" in fail_on or "not-compatible" in fail_on:
+        exit_on_verdict(verdict, require_compatible="not-compatible" in fail_on)
     if "regressions" in fail_on:
         exit_on_regressions(review)
 
@@ -141,12 +148,13 @@ def exit_on_regressions(review: ReviewSummary | None) -> None:
         sys.exit(EXIT_REGRESSIONS)
 
 
-def exit_on_verdict(verdict: Verdict) -> None:
+def exit_on_verdict(verdict: Verdict, require_compatible: bool = False) -> None:
     """``--fail-on incompatible``: exit with :func:`~snapaudit.stats.verdict.exit_code`
-    (4 on INCOMPATIBLE, 5 on NOT EVALUABLE), or return."""
+    (4 on INCOMPATIBLE, 5 on NOT EVALUABLE), or return; ``not-compatible``
+    (``require_compatible``): 7 on UNDECIDED too."""
     from snapaudit.stats.verdict import exit_code
 
-    code = exit_code(verdict)
+    code = exit_code(verdict, require_compatible)
     if code:
         sys.exit(code)
 

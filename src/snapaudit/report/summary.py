@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from snapaudit.results import RunResults
 from snapaudit.stats.analysis import AnalysisResult
+from snapaudit.stats.sequential import Sequential
 from snapaudit.stats.transitions import CATEGORIES
 
 
@@ -28,7 +29,7 @@ def _pp(x: float | None, digits: int = 2) -> str:
 
 def churn_table(result: AnalysisResult) -> list[str]:
     c = result.comparison
-    rows = [[name, _pp(k.within), _pp(k.cross), _pp(k.d_hat), _pp(k.lcb95),
+    rows = [[name, _pp(k.within), _pp(k.cross), _pp(k.d_hat), _pp(k.lcb95), _pp(k.ucb95),
              f"[{_pp(k.ci95[0])}, {_pp(k.ci95[1])}]", f"{k.p_nonpositive:.4f}"]
             for name, k in result.kernels.items()]
     unit = ("whole-question" if c.resampled.unit == "question"
@@ -37,8 +38,12 @@ def churn_table(result: AnalysisResult) -> list[str]:
             else f"{c.draws} {unit} bootstrap draws (seed {c.seed})")
     title = (f"Excess answer churn {c.old} -> {c.new}: {c.questions} questions x {c.repeats} "
              f"repeats, {boot}. Within/Cross in %, D/LCB/CI in pp.")
-    return [title, *_table(["kernel", "Within", "Cross", "D", "LCB95", "CI95", "P(D<=0)"],
-                           rows)]
+    seq = result.sequential
+    if seq is not None:
+        title += (f" LCB95/UCB95: the repeated bounds of look {seq.looks_done} of "
+                  f"{seq.looks_planned} (nominal {100 * seq.looks[-1].nominal:.3g}% a side).")
+    return [title, *_table(["kernel", "Within", "Cross", "D", "LCB95", "UCB95", "CI95",
+                            "P(D<=0)"], rows)]
 
 
 def gate_lines(result: AnalysisResult) -> list[str]:
@@ -51,7 +56,34 @@ def gate_lines(result: AnalysisResult) -> list[str]:
         value = _pp(r.value)
         note = f"  ({r.note})" if r.note else ""
         lines.append(f"  [{'x' if r.passed else ' '}] {r.rule}: {value}{note}")
+    return lines + decision_lines(result)
+
+
+def decision_lines(result: AnalysisResult) -> list[str]:
+    """The compatibility check (with a margin) and where a sequential audit stopped."""
+    gate, lines = result.gate, []
+    if gate.margin_pp is not None:
+        lines.append(f"Compatibility within {gate.margin_pp:g} pp (all must hold for "
+                     "COMPATIBLE):")
+        lines += [f"  [{'x' if r.passed else ' '}] {r.rule}: {_pp(r.value)}"
+                  for r in gate.compatibility]
+    if result.sequential is not None:
+        lines.append(sequential_line(result.sequential))
     return lines
+
+
+def sequential_line(seq: Sequential) -> str:
+    """E.g. "stopped at look 3 of 8: 150 of 400 questions, 2,000 of 3,200 answer calls not
+    made"."""
+    used, planned = seq.questions_used, seq.questions_planned
+    head = (f"stopped at look {seq.looks_done} of {seq.looks_planned} ({seq.stop_reason})"
+            if seq.stopped else f"every look taken ({seq.looks_done} of {seq.looks_planned}), "
+                                "no claim established early")
+    line = f"Sequential design: {head}: {used:,} of {planned:,} questions"
+    calls = seq.calls()
+    if calls is not None:
+        line += f", {calls[1] - calls[0]:,} of {calls[1]:,} answer calls not made"
+    return line
 
 
 def ladder_table(result: AnalysisResult) -> list[str]:
@@ -149,6 +181,7 @@ def results_summary(record: RunResults) -> str:
     for kernel, k in sorted(results.kernels.items()):
         lines.append(f"{kernel:<9} Within {_pp(k.within)}  Cross {_pp(k.cross)}  "
                      f"D {_signed(k.d_hat)} pp  lcb95 {_signed(k.lcb95)} pp  "
+                     f"ucb95 {_signed(k.ucb95)} pp  "
                      f"95% CI [{_pp(k.ci95[0])}, {_pp(k.ci95[1])}]")
     v = results.verdict()
     lines.append(f"Verdict: {v.label}: {v.meaning}")
@@ -158,6 +191,7 @@ def results_summary(record: RunResults) -> str:
         note = f" ({rule.note})" if rule.note else ""
         lines.append(f"  [{'x' if rule.passed else ' '}] {rule.rule}: "
                      f"{_pp(rule.value)}{note}")
+    lines += decision_lines(results)
     if results.utility is not None and results.utility.em_delta is not None:
         lines.append(f"EM change {results.utility.em_delta:+.2f} pp")
     lines += [f"Warning ({w.code}): {w.message}" for w in record.warnings]

@@ -11,7 +11,7 @@ from snapaudit.run.execution.breaker import breaker_policy
 from snapaudit.run.execution.runner import RetryPolicy
 from snapaudit.run.record import cohort
 from snapaudit.run.record.ledger import Ledger
-from snapaudit.run.record.locks import LockRecord, LockStage, make_lock
+from snapaudit.run.record.locks import LockRecord, LockStage, content_key, make_lock
 from snapaudit.run.record.protocol import Protocol
 from snapaudit.run.record.rundir import RunDir
 from snapaudit.systems.base import System
@@ -30,6 +30,9 @@ class RunContext:
     chain: list[LockRecord]
     # the run's replica pools and shared generators (the judge's too), closed when it ends
     resources: RunResources = field(default_factory=RunResources)
+    # False for the blocks of a sequential design: their stages run without locking (a
+    # look lock follows each block; the stage locks close every question used at the end)
+    locking: bool = True
 
     @property
     def judge_stage(self) -> str:
@@ -47,8 +50,12 @@ class RunContext:
         return any(rec.stage == stage for rec in self.chain)
 
     def lock(self, stage: LockStage, content: Mapping[str, str]) -> None:
+        if not self.locking:
+            return
         record, digest = make_lock(stage, self.depends, content, self.chain)
-        self.ledger.add_lock(record.seq, stage, record.model_dump(mode="json"), digest)
+        # the row's stage is unique in the ledger: a look's is "look:K"
+        self.ledger.add_lock(record.seq, content_key(record), record.model_dump(mode="json"),
+                             digest)
         self.chain.append(record)
         self.progress.info(f"locked {stage} ({digest[:12]})")
 

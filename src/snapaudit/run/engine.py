@@ -27,6 +27,7 @@ from snapaudit.run.dialect import resolve_dialects
 from snapaudit.run.execution.batch_calls import check_batch_mode
 from snapaudit.run.execution.interrupt import interruptible
 from snapaudit.run.gate_profile import check_evaluable
+from snapaudit.run.looks import look_contents, take_run_looks, used_questions
 from snapaudit.run.preflight import needs_systems, preflight
 from snapaudit.run.record import cohort
 from snapaudit.run.record.ledger import Ledger
@@ -47,9 +48,10 @@ from snapaudit.run.stages.answer import answer_rows, answer_stage
 from snapaudit.run.stages.retrieval import locked_evidence, retrieval_stage
 from snapaudit.run.stages.semantic import pair_labels, semantic_stage
 from snapaudit.run.systems import build_system, run_resources
+from snapaudit.stats.sequential import check_design
 from snapaudit.systems.base import Evidence, RetrievingSystem, System
 from snapaudit.systems.resources import RunResources
-from snapaudit.tables import GoldRow
+from snapaudit.tables import AnswerRow, GoldRow
 
 if TYPE_CHECKING:
     from snapaudit.stats.analysis import AnalysisResult
@@ -127,6 +129,8 @@ async def _run_audit(protocol: Protocol, rd: RunDir, base: Path, progress: Progr
     check_batch_mode(protocol)
     fresh = not rd.initialized()
     manifest = cohort.select(protocol.cohort, base) if fresh else None
+    if manifest is not None:  # a design whose first look is too small: refused unwritten
+        check_design(len(manifest["questions"]), protocol.design.looks)
     locked = set() if fresh else {str(rec["stage"]) for rec, _ in rd.ledger().locks()}
     protocol = await resolve_dialects(protocol, rd, fresh)  # "auto": probed, nothing written
     build = given is None and needs_systems(locked)  # lazily: only for stages still open
@@ -146,8 +150,9 @@ async def _run_audit(protocol: Protocol, rd: RunDir, base: Path, progress: Progr
         check_systems(rd.ledger(), live_specs(protocol, base, systems))  # the code as begun
         run = _open(protocol, rd, base, progress, systems)
         run.resources = resources
+        planned = len(run.questions)  # the cohort; a sequential run may use a prefix
         await _stages(run)
-        return _analyze(run)
+        return _analyze(run, planned)
     finally:
         for system in systems.values():
             await system.aclose()
@@ -167,7 +172,9 @@ def _open(protocol: Protocol, rd: RunDir, base: Path, progress: Progress,
                                          **protocol.bootstrap.model_dump(mode="json")}),
     }
     questions = cohort.read_manifest(rd.cohort_path)
-    chain = verify_chain(ledger.locks(), content_now(ledger, protocol, base), depends)
+    stored = ledger.locks()
+    looks = look_contents(ledger, protocol, questions, [rec for rec, _ in stored])
+    chain = verify_chain(stored, {**content_now(ledger, protocol, base), **looks}, depends)
     ledger.interrupt_unfinished()
     return RunContext(protocol, rd, base, progress, questions, systems, depends, chain)
 
@@ -185,14 +192,10 @@ def _systems_hash(ledger: Ledger, systems: Mapping[str, System]) -> str:
 
 
 async def _stages(run: RunContext) -> None:
-    evidence: dict[tuple[str, str], Evidence | None] = {}
-    if any(isinstance(s, RetrievingSystem) for s in run.systems.values()):
-        if not run.locked("retrieval"):
-            await retrieval_stage(run)
-        evidence = locked_evidence(run.ledger)
-    if not run.locked("answer"):
-        await answer_stage(run, evidence, max_answer_bytes(run.protocol))
-    answers = answer_rows(run.ledger, run.questions)
+    if run.protocol.design.looks > 1:  # the blocks and their looks, then the questions used
+        run.questions = (used_questions(run) if run.locked("answer")
+                         else await take_run_looks(run, _block))
+    answers = await _answers(run)
     run.rd.write_table("answers", tables.write_answers, answers)
     if not run.locked("semantic"):
         await semantic_stage(run, answers)
@@ -202,6 +205,25 @@ async def _stages(run: RunContext) -> None:
         run.lock("gold", {"gold_sha256": sha256_file(cohort.resolve(run.protocol.gold.path,
                                                                     run.base_dir))})
     run.rd.write_table("gold", tables.write_gold, gold)  # rewritten: kill-safe
+
+
+async def _answers(run: RunContext) -> list[AnswerRow]:
+    """Retrieval (retrieving states) and answer cells of ``run.questions``, each stage
+    locked unless it is, or ``run.locking`` is off; the accepted answers."""
+    evidence: dict[tuple[str, str], Evidence | None] = {}
+    if any(isinstance(s, RetrievingSystem) for s in run.systems.values()):
+        if not run.locked("retrieval"):
+            await retrieval_stage(run)
+        evidence = locked_evidence(run.ledger)
+    if not run.locked("answer"):
+        await answer_stage(run, evidence, max_answer_bytes(run.protocol))
+    return answer_rows(run.ledger, run.questions)
+
+
+async def _block(run: RunContext) -> None:
+    """One block of a sequential design: every cell of its questions, nothing locked."""
+    answers = await _answers(run)
+    await semantic_stage(run, answers)
 
 
 def read_gold(run: RunContext) -> list[GoldRow]:
@@ -219,8 +241,8 @@ def read_gold(run: RunContext) -> list[GoldRow]:
     return [GoldRow(q.question_id, tuple(table[q.question_id])) for q in run.questions]
 
 
-def _analyze(run: RunContext) -> RunOutcome:
+def _analyze(run: RunContext, planned: int) -> RunOutcome:
     gold = {g.question_id: g.answers for g in read_gold(run)}
     record = run_results(run.protocol, run.rd, answer_rows(run.ledger, run.questions),
-                         pair_labels(run), gold, run.locked("attribution"))
+                         pair_labels(run), gold, run.locked("attribution"), planned)
     return RunOutcome(write_results(run.rd.results_path, record), record)

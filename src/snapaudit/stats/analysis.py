@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from snapaudit.errors import ConfigError, InputError
+from snapaudit.errors import InputError
 from snapaudit.stats import agreement as agreement_mod
 from snapaudit.stats import prefetch
 from snapaudit.stats.agreement import JudgeAgreement
@@ -30,16 +30,19 @@ from snapaudit.stats.kernels import (
     nontransitive_counts,
 )
 from snapaudit.stats.ladder import Ladder, ladder
+from snapaudit.stats.looks import sequential_cut
 from snapaudit.stats.metrics import GoldCells, Utility, check_gold, score_grid, utility
 from snapaudit.stats.normalize import Normalizer, normalizer
 from snapaudit.stats.overlap import Overlap, has_doc_ids, overlap
 from snapaudit.stats.power import SampleCheck, sample_check
 from snapaudit.stats.prefetch import Prefetch
+from snapaudit.stats.primary import semantic_kernel
 from snapaudit.stats.secondary import Secondary, secondary
+from snapaudit.stats.sequential import Sequential, stop_bounds
 from snapaudit.stats.transitions import Transitions, transitions
 from snapaudit.stats.utility import gold_scores
 from snapaudit.stats.verdict import Verdict, verdict_of
-from snapaudit.tables import AnswerRow, LabelTable, PairLabel, validate_labels
+from snapaudit.tables import AnswerRow, PairLabel
 
 SCHEMA_VERSION = "2"
 
@@ -63,10 +66,11 @@ class KernelStats:
     identical_pairs: int | None = None
     identical_labelled_same: int | None = None
     method: str = "draws"  # of the interval: "exact" or "draws"
+    ucb95: float | None = None  # one-sided 95% upper bound (pp); None in older documents
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"within": self.within, "cross": self.cross,
-                                  "d_hat": self.d_hat, "lcb95": self.lcb95,
+                                  "d_hat": self.d_hat, "lcb95": self.lcb95, "ucb95": self.ucb95,
                                   "ci95": list(self.ci95), "p_nonpositive": self.p_nonpositive,
                                   "method": self.method}
         if self.kernel == "semantic":
@@ -115,6 +119,8 @@ class AnalysisResult:
     per_question: Mapping[str, PerQuestion] = field(default_factory=dict, repr=False)
     secondary: Secondary = field(default_factory=lambda: Secondary(Resampling()))
     sample: SampleCheck | None = None
+    sequential: Sequential | None = None  # looks > 1 only
+
 
     def verdict(self) -> Verdict:
         """The verdict every output prints (:mod:`snapaudit.stats.verdict`)."""
@@ -140,6 +146,8 @@ class AnalysisResult:
                              if self.secondary.multiplicity else None),
             "sample": self.sample.to_json() if self.sample else None,
         }
+        if self.sequential is not None:  # only then: fixed-design documents are unchanged
+            out["sequential"] = self.sequential.to_json()
         out["verdict"] = self.verdict().to_json()
         return out
 
@@ -170,21 +178,24 @@ def analyze(answers: Sequence[AnswerRow], *, config: AnalysisConfig,
     The bootstraps that still need draws (gold flip rates and deltas, judge agreement) run in
     two worker threads meanwhile (:mod:`snapaudit.stats.prefetch`: the same draws); every check
     raises in the order of the sequential analysis."""
+    seq = None
+    if config.looks > 1:  # the looks first: the analysis is of the questions they used
+        seq, answers, labels = sequential_cut(answers, labels, config)
     pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="snapaudit-bootstrap")
     try:
-        return _analyze(answers, config, labels, gold, Prefetch(pool))
+        return _analyze(answers, config, labels, gold, Prefetch(pool), seq)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _analyze(answers: Sequence[AnswerRow], config: AnalysisConfig,
              labels: Sequence[PairLabel], gold: Mapping[str, Sequence[str]] | None,
-             early: Prefetch) -> AnalysisResult:
+             early: Prefetch, seq: Sequential | None = None) -> AnalysisResult:
     grid = AnswerGrid.from_rows(answers)
     grid.require_states([config.old, config.new, *(config.ladder or ())])
     grid = replace(grid, states=_state_order(config, grid.states))
     norm = normalizer(config.benchmark)
-    semantic, judges = _semantic(grid, answers, labels, config)
+    semantic, judges = semantic_kernel(grid, answers, labels, config)
     pair = agreement_mod.judge_pair(judges, semantic.judge) if semantic else None
     if pair:  # the longest draws: started first, taken last
         prefetch.start_agreement(early, labels, pair, config.draws, config.seed)
@@ -223,26 +234,18 @@ def _analyze(answers: Sequence[AnswerRow], config: AnalysisConfig,
                     method=config.bootstrap)
     agree = (prefetch.judge_agreement(early, labels, pair, d_hats, config.draws, config.seed)
              if pair and d_hats is not None else None)
-    gate = evaluate(config.gate, {k: {"d_hat": s.d_hat, "lcb95": s.lcb95}
+    if seq is not None:  # the gate reads the stopping look's repeated bounds
+        stats = {k: replace(s, lcb95=b.lcb, ucb95=b.ucb) if (b := stop_bounds(seq).get(k))
+                 else s for k, s in stats.items()}
+    gate = evaluate(config.gate, {k: {"d_hat": s.d_hat, "lcb95": s.lcb95,
+                                      **({"ucb95": s.ucb95} if s.ucb95 is not None else {})}
                                   for k, s in stats.items()})
     return AnalysisResult(
         Comparison(config.old, config.new, grid.n, grid.repeats, grid.states, config.benchmark,
                    config.draws, config.seed, res, config.bootstrap),
         stats, gate, flip, utility=util, transitions=trans, overlap=over, ladder=lad,
         judges=agree, per_question=pq, secondary=sec,
-        sample=sample_check({k: v.d for k, v in pq.items()}, gate.rules))
-
-
-def _semantic(grid: AnswerGrid, answers: Sequence[AnswerRow], labels: Sequence[PairLabel],
-              config: AnalysisConfig) -> tuple[SemanticKernel | None, tuple[str, ...]]:
-    """The primary judge's kernel and every judge, after the labels are validated."""
-    if not labels:
-        return None, ()
-    if not (isinstance(labels, LabelTable)
-            and labels.clean(None, grid=(grid.index, grid.states, grid.repeats))):
-        validate_labels(labels, answers)
-    judges = agreement_mod.judges_of(labels)
-    return SemanticKernel(labels, _primary_judge(config, judges)), judges
+        sample=sample_check({k: v.d for k, v in pq.items()}, gate.rules), sequential=seq)
 
 
 def _start_gold(grid: AnswerGrid, answers: Sequence[AnswerRow],
@@ -288,15 +291,6 @@ def _with_consistency(stats: KernelStats, grid: AnswerGrid, exact: ExactKernel,
                    identical_labelled_same=c.labelled_same)
 
 
-def _primary_judge(config: AnalysisConfig, judges: tuple[str, ...]) -> str:
-    if config.primary_judge is not None:
-        if config.primary_judge not in judges:
-            raise ConfigError(f"primary judge {config.primary_judge!r} has no labels; the "
-                              f"labels name {', '.join(judges)}")
-        return config.primary_judge
-    return "default" if "default" in judges else judges[0]
-
-
 def _kernel_stats(grid: AnswerGrid, kernels: Mapping[str, Kernel],
                   pq: Mapping[str, PerQuestion], config: AnalysisConfig,
                   boot: Bootstrapped) -> dict[str, KernelStats]:
@@ -314,5 +308,6 @@ def _kernel_stats(grid: AnswerGrid, kernels: Mapping[str, Kernel],
                      "nontransitive_questions": int((tri > 0).sum())}
         out[name] = KernelStats(name, 100 * pq[name].within, 100 * pq[name].cross,
                                 100 * pq[name].d_hat, iv.lcb95, iv.ci95, iv.p_nonpositive,
-                                method=iv.method, **extra)  # type: ignore[arg-type]
+                                method=iv.method, ucb95=iv.ucb95,
+                                **extra)  # type: ignore[arg-type]
     return out

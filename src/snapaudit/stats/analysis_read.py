@@ -29,6 +29,7 @@ from snapaudit.stats.overlap import Overlap
 from snapaudit.stats.permutation import DistributionTest
 from snapaudit.stats.power import SampleCheck
 from snapaudit.stats.secondary import Secondary
+from snapaudit.stats.sequential import Sequential
 from snapaudit.stats.transitions import Transitions
 from snapaudit.stats.utility import Delta
 
@@ -70,7 +71,8 @@ def _result(data: Mapping[str, Any]) -> AnalysisResult:
         judges=_opt(lambda d: decode(JudgeAgreement, d) if set(d) - {"human"} else None,
                     data.get("judges")),
         secondary=secondary,
-        sample=_opt(SampleCheck.from_json, data.get("sample")))
+        sample=_opt(SampleCheck.from_json, data.get("sample")),
+        sequential=_opt(Sequential.from_json, data.get("sequential")))
 
 
 def _opt(read: Any, raw: Any) -> Any:

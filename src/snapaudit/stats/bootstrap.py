@@ -40,6 +40,10 @@ class Bootstrapped(Protocol):
 
     def summary(self, column: int = 0, scale: float = 1.0) -> Interval: ...
 
+    def bounds(self, column: int, level: float, scale: float = 1.0) -> tuple[float, float]:
+        """The ``level`` and ``1 - level`` quantiles of the column's bootstrap mean."""
+        ...
+
 
 @dataclass(frozen=True)
 class BootstrapDraws:
@@ -52,6 +56,10 @@ class BootstrapDraws:
     def summary(self, column: int = 0, scale: float = 1.0) -> Interval:
         return summarize(self.point[column] * scale, self.draws[:, column] * scale)
 
+    def bounds(self, column: int, level: float, scale: float = 1.0) -> tuple[float, float]:
+        lo, hi = percentiles(self.draws[:, column] * scale, (100.0 * level, 100.0 - 100.0 * level))
+        return lo, hi
+
 
 @dataclass(frozen=True, slots=True)
 class Interval:
@@ -63,6 +71,7 @@ class Interval:
     ci95: tuple[float, float]
     p_nonpositive: float
     method: str = "draws"
+    ucb95: float | None = None  # the one-sided 95% upper bound (the 95th percentile)
 
     def to_json(self) -> dict[str, object]:
         return {"point": self.point, "lcb95": self.lcb95, "ci95": list(self.ci95),
@@ -73,9 +82,9 @@ def summarize(point: float, draws: np.ndarray, tol: float = 1e-9) -> Interval:
     """5th percentile (one-sided 95% lower bound), 2.5th/97.5th percentiles (linear
     interpolation, numpy's default; :func:`percentiles`, the same floats) and the share of
     draws <= 0 (within ``tol``)."""
-    lo5, lo, hi = percentiles(draws, (5.0, 2.5, 97.5))
+    lo5, lo, hi, hi95 = percentiles(draws, (5.0, 2.5, 97.5, 95.0))
     return Interval(float(point), float(lo5), (float(lo), float(hi)),
-                    float(np.mean(draws <= tol)))
+                    float(np.mean(draws <= tol)), ucb95=float(hi95))
 
 
 def percentiles(sample: np.ndarray, levels: Sequence[float]) -> list[float]:

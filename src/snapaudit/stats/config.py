@@ -33,6 +33,10 @@ class AnalysisConfig:
     primary_judge: str | None = None
     # permutations of the distribution test (stats/permutation.py); 0 skips it
     permutations: int = 10_000  # 0 or more
+    # sequential looks (stats/sequential.py): 1 is the fixed design; with K > 1 the looks
+    # split ``planned_questions`` (default: the table's questions) into K blocks
+    looks: int = 1
+    planned_questions: int | None = None
 
     def __post_init__(self) -> None:
         check = Checks(self)
@@ -48,6 +52,9 @@ class AnalysisConfig:
             check.fail("gate", f"must be a GateConfig, got {type(self.gate).__name__}")
         check.text("primary_judge", optional=True)
         check.integer("permutations", ge=0)
+        check.integer("looks", ge=1)
+        if self.planned_questions is not None:
+            check.integer("planned_questions", ge=1)
         if not check.errors:
             self._check(check)
         check.done()

@@ -87,7 +87,8 @@ class MeanDistribution:
     def interval(self, point: float, scale: float = 1.0) -> Interval:
         return Interval(float(point) * scale, self.quantile(0.05) * scale,
                         (self.quantile(0.025) * scale, self.quantile(0.975) * scale),
-                        self.p_nonpositive(), method="exact")
+                        self.p_nonpositive(), method="exact",
+                        ucb95=self.quantile(0.95) * scale)
 
 
 def _convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -187,6 +188,12 @@ class Intervals:
         if dist is None:
             return self.draws.summary(column, scale)
         return dist.interval(self.point[column], scale)
+
+    def bounds(self, column: int, level: float, scale: float = 1.0) -> tuple[float, float]:
+        dist = self.exact.get(column)
+        if dist is None:
+            return self.draws.bounds(column, level, scale)
+        return dist.quantile(level) * scale, dist.quantile(1.0 - level) * scale
 
 
 def exact_intervals(values: np.ndarray, repeats: int, draw: Callable[[], BootstrapDraws],

@@ -34,6 +34,8 @@ EXIT_INCOMPATIBLE = 4
 EXIT_NOT_EVALUABLE = 5
 EXIT_REGRESSIONS = 6  # --fail-on regressions: a reviewed regression stands (snapaudit review)
 EXIT_UNDECIDED = 7  # --fail-on not-compatible: neither claim established
+NEEDS_MARGIN = ("--fail-on not-compatible needs a margin ({where}): without one there is no "
+                "COMPATIBLE verdict, so the gate could never pass")
 
 LABELS = {INCOMPATIBLE: "INCOMPATIBLE", COMPATIBLE: "COMPATIBLE", UNDECIDED: "UNDECIDED",
           NOT_SHOWN: "EXCESS CHURN NOT SHOWN", NOT_EVALUABLE: "NOT EVALUABLE"}
@@ -74,7 +76,7 @@ def verdict_of(gate: GateResult | None, sample: SampleCheck | None = None,
     if gate is None:
         return Verdict("none", "GATE NOT EVALUATED", "the results hold no gate")
     key = gate.verdict
-    meaning = MEANINGS[key].format(margin=f"{gate.margin_pp:g}")
+    meaning = MEANINGS[key].format(margin=f"{gate.margin_pp or 0:g}")
     if key == NOT_EVALUABLE and gate.reason:
         meaning = f"{meaning} ({gate.reason})"
     return Verdict(key, LABELS[key], meaning, small_sample_warning(sample, questions))

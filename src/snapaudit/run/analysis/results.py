@@ -20,22 +20,25 @@ from snapaudit.stats.analysis import AnalysisConfig, analyze
 from snapaudit.tables import AnswerRow, PairLabel
 
 
-def analysis_config(p: Protocol) -> AnalysisConfig:
-    """What the protocol says the analysis compares and how."""
+def analysis_config(p: Protocol, planned: int | None = None) -> AnalysisConfig:
+    """What the protocol says the analysis compares and how (``planned``: the cohort's
+    size, which a sequential design's blocks divide)."""
     return AnalysisConfig(
         old=p.states.old, new=p.states.new, ladder=analysis_ladder(p),
         states=tuple(p.states.order), benchmark=p.gold.benchmark, draws=p.bootstrap.draws,
         seed=p.bootstrap.seed, bootstrap=p.bootstrap.method,
         permutations=p.bootstrap.permutations, gate=effective_gate(p),
-        primary_judge=p.judge.name if p.judge.kind != "none" else None)
+        primary_judge=p.judge.name if p.judge.kind != "none" else None,
+        looks=p.design.looks, planned_questions=planned if p.design.looks > 1 else None)
 
 
 def run_results(protocol: Protocol, rd: RunDir, rows: Sequence[AnswerRow],
                 labels: Sequence[PairLabel], gold: Mapping[str, Sequence[str]],
-                attribution_locked: bool) -> RunResults:
+                attribution_locked: bool, planned: int | None = None) -> RunResults:
     """The analysis of ``rows``, ``labels`` and ``gold`` and every section of the run;
     the attribution section of ``snapaudit attribute`` is kept while its stage is locked."""
-    analysis = analyze(rows, config=analysis_config(protocol), labels=labels, gold=gold)
+    analysis = analyze(rows, config=analysis_config(protocol, planned), labels=labels,
+                       gold=gold)
     human, review = review_sections(rd)  # snapaudit review's labels and decisions
     previous = (read_results(rd.results_path).attribution
                 if attribution_locked and rd.results_path.exists() else None)

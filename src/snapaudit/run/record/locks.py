@@ -1,7 +1,9 @@
 """Lock records and the lock chain.
 
 A lock closes one stage (``retrieval``, ``answer``, ``semantic``, ``gold``, and after
-them the optional ``attribution`` of ``snapaudit attribute``). It stores
+them the optional ``attribution`` of ``snapaudit attribute``). A sequential design
+(``[design] looks = K``) first records one ``look`` lock per look taken (its number, its
+questions, the hash of the answers and labels it read and of its result), before them. It stores
 ``depends`` (hashes of everything the stage depended on: protocol, cohort manifest, system
 specs, code version, bootstrap stream), ``content`` (hashes of the ledger content it closes,
 plus stage extras such as the gold file hash) and ``prev_hash``, the hash of the previous
@@ -42,8 +44,10 @@ from snapaudit.run.record.rundir import INITIALIZING_NAME, LEDGER_NAME, RunDir
 __all__ = ["LEDGER_NAME", "LockRecord", "content_now", "initialize_run", "make_lock",
            "verify_chain", "verify_run_files"]
 
-LockStage = Literal["retrieval", "answer", "semantic", "gold", "attribution"]
-STAGE_ORDER: tuple[str, ...] = ("retrieval", "answer", "semantic", "gold", "attribution")
+LockStage = Literal["look", "retrieval", "answer", "semantic", "gold", "attribution"]
+STAGE_ORDER: tuple[str, ...] = ("look", "retrieval", "answer", "semantic", "gold",
+                                "attribution")
+REPEATED = ("look",)  # stages locked once per look, in order
 
 
 class LockRecord(Frozen):
@@ -66,7 +70,7 @@ def make_lock(
     chain: Sequence[LockRecord],
 ) -> tuple[LockRecord, str]:
     """The next lock of ``chain`` and its hash."""
-    if any(r.stage == stage for r in chain):
+    if stage not in REPEATED and any(r.stage == stage for r in chain):
         raise IntegrityError(f"stage {stage} is already locked")
     prev = record_hash(chain[-1]) if chain else None
     record = LockRecord(seq=len(chain) + 1, stage=stage, depends=dict(depends),
@@ -110,11 +114,12 @@ def verify_chain(
         if rec.prev_hash != prev:
             problems.append(f"{name} lock: chain broken (previous lock hash differs)")
         order = STAGE_ORDER.index(name)
-        if order <= last_order:
+        if order < last_order or (order == last_order and name not in REPEATED):
             problems.append(f"{name} lock: out of stage order")
         last_order = order
-        if content is not None and name in content:
-            problems += _diff("ledger content", name, rec.content, content[name])
+        key = content_key(rec)
+        if content is not None and key in content:
+            problems += _diff("ledger content", key, rec.content, content[key])
         if depends is not None:
             problems += _diff("dependency", name, rec.depends, depends)
         records.append(rec)
@@ -122,6 +127,14 @@ def verify_chain(
     if problems:
         raise IntegrityError("integrity check failed:\n  " + "\n  ".join(problems))
     return records
+
+
+def content_key(record: LockRecord) -> str:
+    """The key of ``verify_chain``'s ``content`` for a lock: its stage, ``look:K`` for
+    the lock of look K."""
+    if record.stage == "look":
+        return f"look:{record.content.get('look', '?')}"
+    return record.stage
 
 
 # ---------------------------------------------------------------- binding of a run directory

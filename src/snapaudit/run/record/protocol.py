@@ -8,7 +8,6 @@ level) that may change when a run is resumed. Every key is documented in docs/pr
 from __future__ import annotations
 
 import json
-import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -30,6 +29,7 @@ from snapaudit.hashing import sha256_json
 from snapaudit.judge.config import JudgeConfig
 from snapaudit.names import check_name
 from snapaudit.run.record.gatespec import GateSpec
+from snapaudit.run.record.toml_text import toml_text
 from snapaudit.systems.config import AuthConfig, HttpSystemConfig, PythonSystemConfig, RunConfig
 from snapaudit.testbed.generate.config import GeneratorConfig
 from snapaudit.testbed.paths import expand_path_states
@@ -63,6 +63,16 @@ class StatesConfig(Frozen):
 class DesignConfig(Frozen):
     repeats: int = Field(default=2, ge=2)
     seed: int = 0
+    # sequential looks (stats/sequential.py): the cohort asked in K blocks, a look after each
+    looks: int = Field(default=1, ge=1)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The fixed design (1 look) is left out, so protocols without it keep their hashes."""
+        data: dict[str, Any] = handler(self)
+        if data.get("looks") == 1:
+            del data["looks"]
+        return data
 
 
 class CohortConfig(Frozen):
@@ -301,50 +311,7 @@ def changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
 _MISSING = object()
 
 
-# ---------------------------------------------------------------- writing TOML
-
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
-
-
-def _key(k: str) -> str:
-    return k if _BARE_KEY.match(k) else _str(k)
-
-
-def _str(s: str) -> str:
-    out = s.replace("\\", "\\\\").replace('"', '\\"')
-    for ch, esc in (("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t")):
-        out = out.replace(ch, esc)
-    out = "".join(c if ord(c) >= 0x20 and c != "\x7f" else f"\\u{ord(c):04x}" for c in out)
-    return f'"{out}"'
-
-
-def _val(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int | float):
-        return repr(v)
-    if isinstance(v, str):
-        return _str(v)
-    if isinstance(v, list | tuple):
-        return "[" + ", ".join(_val(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{_key(k)} = {_val(x)}" for k, x in v.items()) + "}"
-    raise TypeError(f"cannot write {type(v).__name__} to TOML")
-
-
-def _table(data: Mapping[str, Any], path: list[str], lines: list[str]) -> None:
-    scalars = [(k, v) for k, v in data.items() if v is not None and not isinstance(v, dict)]
-    tables = [(k, v) for k, v in data.items() if isinstance(v, dict)]
-    if path and (scalars or not tables):
-        lines.append("")
-        lines.append("[" + ".".join(_key(p) for p in path) + "]")
-    lines.extend(f"{_key(k)} = {_val(v)}" for k, v in scalars)
-    for k, v in tables:
-        _table(v, [*path, k], lines)
-
-
 def to_toml(protocol: Protocol) -> str:
     """The resolved protocol as TOML (None fields omitted); it parses back to the same model."""
-    lines: list[str] = ["# resolved protocol written by snapaudit; do not edit"]
-    _table(protocol.model_dump(mode="json", exclude_none=True), [], lines)
-    return "\n".join(lines) + "\n"
+    return toml_text(protocol.model_dump(mode="json", exclude_none=True),
+                     "# resolved protocol written by snapaudit; do not edit")
