@@ -13,8 +13,8 @@ from snapaudit.cli._common import make_progress, progress_option, set_option
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path),
               default=Path("snapaudit-demo"), show_default=True,
               help="Where to write the world, the run and the report (re-run to resume).")
-@click.option("--questions", type=click.IntRange(5, 500), default=16, show_default=True,
-              help="Questions in the world.")
+@click.option("--questions", type=click.IntRange(5, 500), default=None,
+              help="Questions in the world [default: 16, or 10 per look with --looks].")
 @click.option("--seed", type=int, default=7, show_default=True, help="Seed of the world.")
 @click.option("--llama-server", "llama_server_port", type=int, default=None, metavar="PORT",
               help="Answer through llama-cpp-python's OpenAI-compatible server started on "
@@ -22,10 +22,14 @@ from snapaudit.cli._common import make_progress, progress_option, set_option
 @click.option("--paths", type=click.IntRange(1, 16), default=1, show_default=True,
               help="Random corpus paths ([testbed.paths] count): K shard orders of the same "
                    "world, in OUT/run-paths-K.")
+@click.option("--looks", type=click.IntRange(1, 50), default=1, show_default=True,
+              help="Sequential looks ([design] looks): ask the questions in K blocks and stop "
+                   "at the first decisive look, in OUT/run-looks-K.")
 @set_option
 @progress_option
-def command(out: Path, questions: int, seed: int, overrides: tuple[str, ...],
-            progress_kind: str, llama_server_port: int | None, paths: int) -> None:
+def command(out: Path, questions: int | None, seed: int, overrides: tuple[str, ...],
+            progress_kind: str, llama_server_port: int | None, paths: int,
+            looks: int = 1) -> None:
     """Generate the demo world, run every stage on the local generator and rule judge, and
     write the report. No network, no GPU, no API key."""
     from snapaudit.demo.run import DemoConfig, run_demo
@@ -34,9 +38,10 @@ def command(out: Path, questions: int, seed: int, overrides: tuple[str, ...],
 
     progress = make_progress(progress_kind)
     try:
-        outcome = run_demo(DemoConfig(out, questions, seed, overrides=overrides,
-                                      llama_server_port=llama_server_port, paths=paths),
-                           progress)
+        size = questions if questions is not None else max(16, 10 * looks)
+        outcome = run_demo(DemoConfig(out, size, seed, overrides=overrides,
+                                      llama_server_port=llama_server_port, paths=paths,
+                                      looks=looks), progress)
     finally:
         progress.close()
 

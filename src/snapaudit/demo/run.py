@@ -30,6 +30,9 @@ class DemoConfig:
     # random corpus paths ([testbed.paths] count): 1 is the default demo; K > 1 runs the same
     # world on K shard orders in its own run directory (run-paths-K)
     paths: int = 1
+    # sequential looks ([design] looks = K): the run stops at the first decisive look, in
+    # its own run directory (run-looks-K)
+    looks: int = 1
 
 
 @dataclass(frozen=True)
@@ -68,11 +71,14 @@ def prepare_world(config: DemoConfig, progress: Progress) -> WorldFiles:
 
 def run_settings(config: DemoConfig) -> tuple[Path, list[str]]:
     """The run directory and ``--set`` overrides of a demo (``paths``: its own directory)."""
+    looks = [f"design.looks={config.looks}"] if config.looks > 1 else []
+    name = "run" + (f"-looks-{config.looks}" if config.looks > 1 else "")
     if config.paths == 1:
-        return config.out / "run", list(config.overrides)
-    return (config.out / f"run-paths-{config.paths}",
+        return config.out / name, [*looks, *config.overrides]
+    return (config.out / f"{name.replace('run', 'run-paths', 1)}-{config.paths}"
+            if config.looks == 1 else config.out / f"{name}-paths-{config.paths}",
             [f"testbed.paths.count={config.paths}", f"testbed.paths.seed={config.seed}",
-             *config.overrides])
+             *looks, *config.overrides])
 
 
 def run_demo(config: DemoConfig, progress: Progress) -> DemoOutcome:

@@ -15,6 +15,7 @@ from snapaudit.report.attribution import attribution_view
 from snapaudit.report.comparison import EM_LEGEND, comparison
 from snapaudit.report.drilldown import trajectory_table
 from snapaudit.report.load import RunView
+from snapaudit.report.looks import looks_section
 from snapaudit.report.model import Figure, Report, Section, Table, interval, num
 from snapaudit.report.paths import paths_section
 from snapaudit.report.review import review_section
@@ -41,15 +42,21 @@ def verdict(r: AnalysisResult) -> tuple[str, bool | None]:
     """The verdict line (the one vocabulary of :mod:`snapaudit.stats.verdict`) and whether it
     is INCOMPATIBLE (``False``), or ``None`` for every other verdict."""
     v = r.verdict()
-    return v.line(), (False if v.key == "incompatible" else None)
+    return v.line(), _ok(v.key)
+
+
+def _ok(key: str) -> bool | None:
+    """INCOMPATIBLE is bad news for a release, COMPATIBLE good; nothing else is either."""
+    return {"incompatible": False, "compatible": True}.get(key)
 
 
 def headline(r: AnalysisResult) -> Section:
     old, new = _pair(r)
-    rows = [(k.kernel, num(k.within), num(k.cross), num(k.d_hat), num(k.lcb95),
+    rows = [(k.kernel, num(k.within), num(k.cross), num(k.d_hat), num(k.lcb95), num(k.ucb95),
              interval(k.ci95), num(k.p_nonpositive, 4)) for k in _kernels(r)]
     churn = Table(f"Excess answer churn {old} → {new} (percent; D in percentage points)",
-                  ("kernel", "Within", "Cross", "D", "LCB95", "95% CI", "P(D ≤ 0)"), tuple(rows))
+                  ("kernel", "Within", "Cross", "D", "LCB95", "UCB95", "95% CI", "P(D ≤ 0)"),
+                  tuple(rows))
     u = r.utility
     em_old = u.states[old].em if u is not None and old in u.states else None
     em_new = u.states[new].em if u is not None and new in u.states else None
@@ -61,7 +68,13 @@ def headline(r: AnalysisResult) -> Section:
                       for x in r.gate.rules)
     gate = Table("Release gate rules (all must hold for the gate to flag excess churn)",
                  ("rule", "value", "outcome"), gate_rows)
-    return Section("Headline", tuple(paragraphs), (churn, gate))
+    tables = [churn, gate]
+    if r.gate.margin_pp is not None:
+        tables.append(Table(f"Compatibility within {r.gate.margin_pp:g} pp (all must hold "
+                            "for COMPATIBLE)", ("rule", "value", "outcome"),
+                            tuple((x.rule, num(x.value), "holds" if x.passed else
+                                   "does not hold") for x in r.gate.compatibility)))
+    return Section("Headline", tuple(paragraphs), tuple(tables))
 
 
 def _scatter(r: AnalysisResult) -> Figure:
@@ -235,11 +248,14 @@ def build_report(view: RunView, plant_score: dict[str, Any] | None = None) -> Re
     paths = paths_section(view.record.paths)
     if paths is not None:
         sections.append(paths)
+    looks = looks_section(r.sequential)
+    if looks is not None:
+        sections.insert(1, looks)
     if plant_score is not None:
         sections.append(_plants_section(plant_score))
     return Report(title="Snapshot Compatibility Audit", subtitle=f"{old} → {new}",
                   verdict=f"{v.label}: {v.meaning}",
-                  verdict_ok=False if v.key == "incompatible" else None,
+                  verdict_ok=_ok(v.key),
                   sections=tuple(sections), states=tuple(view.states),
                   comparison=comparison(view), small_sample=v.small_sample,
                   attribution=attribution_view(view))

@@ -110,12 +110,15 @@ def _marker(shape: str, x: float, y: float, color: str) -> str:
     return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{color}"/>'
 
 
-def scatter(points: Sequence[Point], x_title: str, y_title: str, title: str) -> str:
+def scatter(points: Sequence[Point], x_title: str, y_title: str, title: str,
+            hlines: Sequence[tuple[float, str]] = ()) -> str:
     """Points with vertical interval whiskers and dashed zero lines. Points that share an x
     are drawn side by side (dodged) with distinct markers, so coinciding points stay
-    visible; a legend names each marker."""
+    visible; a legend names each marker. ``hlines``: labelled horizontal reference lines
+    (a margin)."""
     xs = [p.x for p in points]
     ys = [v for p in points for v in (p.y, p.y_lo, p.y_hi) if v is not None]
+    ys += [y for y, _ in hlines]
     x_lo, x_hi = _range(xs, 0.3)
     y_lo, y_hi = _range(ys)
     sx, ox = _scale(x_lo, x_hi, _L, _W - _R)
@@ -128,6 +131,12 @@ def scatter(points: Sequence[Point], x_title: str, y_title: str, title: str) -> 
     for tick in _ticks(x_lo, x_hi):
         body.append(f'<text x="{sx * tick + ox:.1f}" y="{_H - _B + 16}" font-size="11" '
                     f'text-anchor="middle">{tick_label(tick)}</text>')
+    for value, name in hlines:
+        yy = sy * value + oy
+        body.append(f'<line x1="{_L}" y1="{yy:.1f}" x2="{_W - _R}" y2="{yy:.1f}" '
+                    'stroke="#c53030" stroke-dasharray="6 3"/>'
+                    f'<text x="{_W - _R - 4}" y="{yy - 4:.1f}" font-size="11" fill="#c53030" '
+                    f'text-anchor="end">{_t(name)}</text>')
     label_y = _spread([sy * p.y + oy + 4 for p in points], gap=14.0)
     same_x: dict[float, list[int]] = {}
     for i, p in enumerate(points):

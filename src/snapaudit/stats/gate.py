@@ -20,9 +20,12 @@ a failed gate.
 With a **margin** (``[gate] margin_pp = M``) the gate can also pass the other way: the new
 snapshot is **compatible** when, for every kernel the rules name, the one-sided 95% upper
 bound of D is below M ("answers move less than M pp beyond repeat noise"; again an
-intersection-union test, each kernel at 5%). The verdict is then one of ``incompatible``
-(every rule holds: checked first), ``compatible``, ``undecided`` (neither: more questions
-would decide) or ``not_evaluable``.
+intersection-union test, each kernel at 5%). The verdict is then one of ``compatible``,
+``incompatible`` (every rule holds, compatibility not established), ``undecided`` (neither:
+more questions would decide) or ``not_evaluable``. Both claims can hold at once when the churn
+is established but below the margin (a margin above ``min_d_pp``, or rules without a D
+threshold): the margin is what the release tolerates, so that is ``compatible`` (the rules'
+outcomes still show the churn).
 """
 
 from __future__ import annotations
@@ -176,16 +179,16 @@ class GateResult:
 
     @property
     def verdict(self) -> str:
-        """``incompatible`` when the gate passed (excess churn established),
-        ``not_evaluable`` when a rule's kernel was not computed; with a margin, then
-        ``compatible`` or ``undecided``, else ``excess_churn_not_shown``."""
+        """``not_evaluable`` when a rule's kernel was not computed; ``compatible`` when every
+        gate kernel is below the margin; ``incompatible`` when the gate passed (excess churn
+        established); else ``undecided`` with a margin, ``excess_churn_not_shown`` without."""
         if not self.evaluable:
             return NOT_EVALUABLE
+        if self.compatible:
+            return COMPATIBLE
         if self.passed:
             return INCOMPATIBLE
-        if self.margin_pp is not None:
-            return COMPATIBLE if self.compatible else UNDECIDED
-        return NOT_SHOWN
+        return UNDECIDED if self.margin_pp is not None else NOT_SHOWN
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"passed": self.passed, "verdict": self.verdict,

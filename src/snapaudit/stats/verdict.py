@@ -2,9 +2,11 @@
 
 Terminal, Markdown, HTML and JSON all say one of these, from ``gate.verdict``:
 
-- **INCOMPATIBLE** (``incompatible``): every gate rule holds; excess churn is established;
 - **COMPATIBLE** (``compatible``, with a margin M): every gate kernel's one-sided 95% upper
-  bound of D is below M; answers move less than M pp beyond repeat noise;
+  bound of D is below M; answers move less than M pp beyond repeat noise (whether or not
+  some churn below M is established);
+- **INCOMPATIBLE** (``incompatible``): every gate rule holds (and, with a margin,
+  compatibility was not established); excess churn is established;
 - **UNDECIDED** (``undecided``, with a margin): neither is established; more questions would
   decide;
 - **EXCESS CHURN NOT SHOWN** (``excess_churn_not_shown``, without a margin): some rule does

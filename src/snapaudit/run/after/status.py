@@ -150,7 +150,9 @@ def format_status(status: RunStatus) -> str:
     if not status.locks:
         lines.append("  (none yet)")
     for lk in status.locks:
-        lines.append(f"  {lk.seq}. {lk.stage:<10} {lk.record_hash[:16]}")
+        look = (f"  look {lk.content.get('look')}: {lk.content.get('questions')} questions, "
+                f"{lk.content.get('decision')}" if lk.stage == "look" else "")
+        lines.append(f"  {lk.seq}. {lk.stage:<10} {lk.record_hash[:16]}{look}")
     lines.append("")
     if status.results:
         lines.append(f"results.json written; verdict: {status.verdict or '-'}")
