@@ -7,13 +7,10 @@ or 8 MiB (labels) went to the line readers, and each template read zeroed a 32 M
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 
-import pytest
-
 from snapaudit.tables import AnswerRow, AnswerTable, read_answers, read_gold, write_answers
-from snapaudit.tables.answers import parse_labels, use_template_reader
+from snapaudit.tables.labels import parse_labels
 from snapaudit.tables.labeltable import LabelTable
 from snapaudit.tables.templaterows import BLOCK, _block_size
 
@@ -47,7 +44,6 @@ def test_block_of_a_pipe_is_the_full_block() -> None:
 def test_small_answers_and_gold_read_by_the_template_reader(tmp_path: Path) -> None:
     path = tmp_path / "answers.jsonl"
     write_answers(path, ROWS)
-    assert path.stat().st_size < 1 << 20 and use_template_reader(path)
     table = read_answers(path)
     assert isinstance(table, AnswerTable)
     assert list(table) == ROWS
@@ -65,22 +61,3 @@ def test_small_labels_parsed_by_the_template_reader(tmp_path: Path) -> None:
     table = parse_labels(path)
     assert isinstance(table, LabelTable) and len(table) == 2
     assert [lab.question_id for lab in table] == ["q1", "q2"]
-
-
-@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
-def test_a_pipe_still_goes_to_the_line_reader(tmp_path: Path) -> None:
-    fifo = tmp_path / "answers.fifo"
-    os.mkfifo(fifo)
-    assert not use_template_reader(fifo)
-    source = tmp_path / "answers.jsonl"
-    write_answers(source, ROWS)
-
-    def feed() -> None:
-        with open(fifo, "wb") as f:
-            f.write(source.read_bytes())
-
-    writer = threading.Thread(target=feed)
-    writer.start()
-    rows = read_answers(fifo)
-    writer.join()
-    assert isinstance(rows, list) and rows == ROWS
