@@ -102,8 +102,17 @@ def write_tables(folder: Path, n: int, states: int, r: int, labelled: int, judge
 
 
 def write_parquet(paths: dict[str, Path], folder: Path | None = None) -> dict[str, Path]:
-    """The same tables as Parquet (pyarrow reads the JSONL with the tables' schemas), beside
-    the JSONL or in ``folder``."""
+    """The same tables as Parquet, beside the JSONL or in ``folder``, written by a child
+    process (a child's peak RSS counts its parent's at the fork: this one stays small)."""
+    out = {name: (folder or path.parent) / f"{name}.parquet" for name, path in paths.items()}
+    args = [str(x) for name in paths for x in (name, paths[name], out[name])]
+    subprocess.run([sys.executable, __file__, "--parquet-child", *args], check=True)
+    return out
+
+
+def parquet_child(args: list[str]) -> None:
+    """Each (table, JSONL path, Parquet path) of ``args``: pyarrow reads the JSONL with the
+    table's schema and writes the Parquet."""
     import pyarrow as pa
     import pyarrow.json as pj
     import pyarrow.parquet as pq
@@ -115,13 +124,9 @@ def write_parquet(paths: dict[str, Path], folder: Path | None = None) -> dict[st
                "labels": [("question_id", pa.string()), ("a", ref), ("b", ref),
                           ("same", pa.bool_()), ("judge", pa.string())],
                "gold": [("question_id", pa.string()), ("answers", pa.list_(pa.string()))]}
-    out = {}
-    for name, path in paths.items():
-        out[name] = (folder or path.parent) / f"{name}.parquet"
+    for name, source, target in zip(args[::3], args[1::3], args[2::3], strict=True):
         options = pj.ParseOptions(explicit_schema=pa.schema(schemas[name]))
-        pq.write_table(pj.read_json(path, parse_options=options), out[name],
-                       compression="zstd")
-    return out
+        pq.write_table(pj.read_json(source, parse_options=options), target, compression="zstd")
 
 
 def scipy_baseline(n: int, draws: int, seed: int = 1) -> float:
@@ -266,6 +271,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3,
                     help="alternating rounds of analyze and the baseline (medians reported)")
     ap.add_argument("--scipy-child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--parquet-child", nargs="+", help=argparse.SUPPRESS)
     ap.add_argument("--keep", type=Path, help="write the tables here and keep them")
     ap.add_argument("--format", choices=["jsonl", "parquet", "both"], default="jsonl",
                     help="the tables analyze reads (parquet: converted from the JSONL)")
@@ -279,6 +285,9 @@ def main() -> None:
                          "first untimed run, as an installed package has (this machine sets "
                          "PYTHONDONTWRITEBYTECODE=1: every start compiles the sources again)")
     a = ap.parse_args()
+    if a.parquet_child:
+        parquet_child(a.parquet_child)
+        return
     if a.scipy_child:  # one baseline process: its first call, then a warm one
         print(scipy_baseline(a.questions, a.draws), scipy_baseline(a.questions, a.draws))
         return

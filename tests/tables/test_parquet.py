@@ -275,3 +275,13 @@ def test_dictionaries_in_another_order_and_row_groups_keep_first_appearance(
         written.column("judge").to_pylist())), tmp_path / "l.parquet", row_group_size=2)
     read = read_labels(tmp_path / "l.parquet", rows)
     assert read == labels and read.judges == ("z", "default")
+
+
+@pytest.mark.parametrize(("codes", "count", "expected"), [
+    ([0, 0, 1, 0, 2, 1], 3, True), ([0, 2, 1], 3, False), ([1, 0], 2, False),
+    ([0, 1, 1], 3, False), ([], 0, True), ([0, 0], 1, True), ([0, 1, 3, 2], 4, False),
+])
+def test_first_seen_order_check(codes: list[int], count: int, expected: bool) -> None:
+    from snapaudit.tables.columnar import _in_first_seen_order
+
+    assert _in_first_seen_order(np.array(codes, dtype=np.int32), count) is expected

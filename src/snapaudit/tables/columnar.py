@@ -51,12 +51,12 @@ DICTIONARY = ["question_id", "state", "answer", "question", "doc_ids.list.elemen
               "a.state", "b.state", "answers.list.element"]
 
 
-def conform(table: pa.Table, columns: Columns) -> dict[str, pa.Array] | None:
-    """Each column of ``table`` as one array (required ones without nulls), or None when a
-    column is unknown, missing, null where required or of another kind."""
+def conform(table: pa.Table, columns: Columns) -> dict[str, pa.ChunkedArray] | None:
+    """Each column of ``table`` (required ones without nulls), or None when a column is
+    unknown, missing, null where required or of another kind."""
     if not set(table.column_names) <= set(columns) or table.num_rows == 0:
         return None
-    out: dict[str, pa.Array] = {}
+    out: dict[str, pa.ChunkedArray] = {}
     for name, (check, required) in columns.items():
         if name not in table.column_names:
             if required:
@@ -65,35 +65,56 @@ def conform(table: pa.Table, columns: Columns) -> dict[str, pa.Array] | None:
         col = table.column(name)
         if not check(col.type) or (required and col.null_count):
             return None
-        out[name] = col.combine_chunks()
+        out[name] = col
     return out
 
 
-def _codes(column: pa.ChunkedArray | pa.Array) -> tuple[list[str], np.ndarray]:
-    """(distinct values in order of first appearance, each row's number among them; a null
-    row gets 0): the order ``dictionary_encode`` gives, also for a column that comes as a
-    dictionary already (renumbered where its dictionary is in another order)."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    enc = column if pa.types.is_dictionary(column.type) else column.dictionary_encode()
-    idx = enc.indices.fill_null(0) if enc.indices.null_count else enc.indices
-    codes = idx.to_numpy(zero_copy_only=False).astype(np.int64)
-    values = enc.dictionary.to_pylist()
-    valid = enc.indices if enc.indices.null_count == 0 else enc.indices.drop_null()
-    used = valid.to_numpy(zero_copy_only=False)
-    if used.size and not (used[0] == 0 and int(used.max()) == len(values) - 1 and bool(
-            np.all(np.diff(np.maximum.accumulate(used)) <= 1))):
-        first = np.unique(used, return_index=True)[1]  # by row of first appearance
-        order = np.unique(used)[np.argsort(first, kind="stable")]
-        rank = np.zeros(len(values), dtype=np.int64)
-        rank[order] = np.arange(order.size)
-        values, codes = [values[i] for i in order.tolist()], rank[codes]
-    return values, codes
+def _numpy(column: pa.ChunkedArray) -> np.ndarray:
+    """A column without nulls as one numpy array (its chunks joined by numpy, not copied
+    twice by Arrow first)."""
+    parts = [chunk.to_numpy(zero_copy_only=False) for chunk in column.chunks]
+    return np.concatenate(parts) if len(parts) != 1 else parts[0]
 
 
-def _optional_strings(column: pa.Array) -> list[str | None]:
+def _codes(column: pa.ChunkedArray | pa.Array, first_seen: bool = True
+           ) -> tuple[list[str], np.ndarray]:
+    """(distinct values, each row's number among them; a null row gets 0), the values in
+    order of first appearance as ``dictionary_encode`` gives them, also for a column that
+    comes as a dictionary already (renumbered where its dictionary is in another order;
+    ``first_seen=False``: left in the dictionary's order, unused values included)."""
+    if isinstance(column, pa.Array):
+        column = pa.chunked_array([column])
+    enc = (column if pa.types.is_dictionary(column.type)
+           else column.dictionary_encode()).unify_dictionaries()
+    values = enc.chunk(0).dictionary.to_pylist() if enc.num_chunks else []
+    codes = _numpy(pa.chunked_array([c.indices.fill_null(0) for c in enc.chunks],
+                                    enc.type.index_type))
+    if not first_seen:
+        return values, codes
+    used = codes if not enc.null_count else _numpy(pa.chunked_array(
+        [c.indices.drop_null() for c in enc.chunks], enc.type.index_type))
+    if _in_first_seen_order(used, len(values)):
+        return values, codes
+    first = np.unique(used, return_index=True)[1]  # by row of first appearance
+    order = np.unique(used)[np.argsort(first, kind="stable")]
+    rank = np.zeros(len(values), dtype=codes.dtype)
+    rank[order] = np.arange(order.size)
+    return [values[i] for i in order.tolist()], rank[codes]
+
+
+def _in_first_seen_order(codes: np.ndarray, count: int) -> bool:
+    """Whether ``codes`` use all of 0..count-1, each first appearing after the one before:
+    their running maximum starts at 0 and only ever steps up by one, to count - 1."""
+    if not codes.size:
+        return count == 0
+    peak = np.maximum.accumulate(codes)
+    return bool(peak[0] == 0 and peak[-1] == count - 1
+                and np.count_nonzero(peak[1:] != peak[:-1]) == count - 1)
+
+
+def _optional_strings(column: pa.ChunkedArray) -> list[str | None]:
     values, idx = _codes(column)
-    valid = column.is_valid().to_numpy(zero_copy_only=False)
+    valid = _numpy(column.is_valid())
     obj = np.array([*values, None], dtype=object)
     idx = np.where(valid, idx, len(values))
     out: list[str | None] = obj[idx].tolist()
@@ -136,16 +157,22 @@ def _distinct_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first, which
 
 
+def _column(cols: dict[str, pa.ChunkedArray], name: str, n: int, kind: pa.DataType
+            ) -> pa.ChunkedArray:
+    """The column ``name``, or n nulls of ``kind`` where the table leaves it out."""
+    return cols[name] if name in cols else pa.chunked_array([pa.nulls(n, kind)])
+
+
 def arrow_answers(table: pa.Table) -> AnswerTable | None:
     """The rows of a valid answers table (a full grid, no clusters), or None."""
     cols = conform(table, ANSWERS)
     if cols is None:
         return None
     n = table.num_rows
-    docs_col = cols.get("doc_ids", pa.nulls(n, pa.list_(pa.string())))
+    docs_col = _column(cols, "doc_ids", n, pa.list_(pa.string())).combine_chunks()
     if docs_col.values.null_count:
         return None
-    repeat = cols["repeat"].to_numpy().astype(np.int64)
+    repeat = _numpy(cols["repeat"]).astype(np.int64, copy=False)
     qids, q = _codes(cols["question_id"])
     states, s = _codes(cols["state"])
     values, codes = _codes(cols["answer"])
@@ -154,9 +181,10 @@ def arrow_answers(table: pa.Table) -> AnswerTable | None:
         return None
     if not coded_full_grid(q, s, repeat, len(qids), len(states)):
         return None  # a duplicate or a hole in the grid
-    question = cols.get("question", pa.nulls(n, pa.string()))
+    question = _column(cols, "question", n, pa.string())
     return AnswerTable(qids, states, q, s, repeat, per_row(values, codes),
-                       _doc_tuples(docs_col), _optional_strings(question), (values, codes))
+                       _doc_tuples(docs_col), _optional_strings(question),
+                       (values, codes.astype(np.int64)))
 
 
 def arrow_labels(table: pa.Table) -> LabelTable | None:
@@ -166,34 +194,34 @@ def arrow_labels(table: pa.Table) -> LabelTable | None:
         return None
     sides = []
     for key in ("a", "b"):
-        state, repeat = cols[key].field("state"), cols[key].field("repeat")
+        state, repeat = (pc.struct_field(cols[key], name) for name in ("state", "repeat"))
         if state.null_count or repeat.null_count:
             return None
-        sides.append((state, repeat.to_numpy().astype(np.int64)))
+        sides.append((state, _numpy(repeat)))
     if min(int(repeat.min()) for _, repeat in sides) < 1:
         return None
     if sides[0][0].type != sides[1][0].type:  # one side a dictionary, the other not
         sides = [(state.cast(pa.string()), repeat) for state, repeat in sides]
     n = table.num_rows
     qids, q = _codes(cols["question_id"])
-    judges, j = _judges(cols.get("judge", pa.nulls(n, pa.string())))
-    states, s = _codes(pa.chunked_array([sides[0][0], sides[1][0]]))
+    judges, j = _judges(_column(cols, "judge", n, pa.string()))
+    states, s = _codes(pa.chunked_array(sides[0][0].chunks + sides[1][0].chunks,
+                                        sides[0][0].type), first_seen=False)  # refs: sorted
     if not all(map(STATE_NAME.match, states)):
         return None
     coded = [(s[:n], sides[0][1]), (s[n:], sides[1][1])]
     del sides, s
     refs, (ia, ib) = ref_sides(states, coded)
-    same = cols["same"].to_numpy(zero_copy_only=False)
-    return LabelTable(qids, refs, judges, q, ia, ib, same, j)
+    return LabelTable(qids, refs, judges, q, ia, ib, _numpy(cols["same"]), j)
 
 
-def _judges(column: pa.Array) -> tuple[list[str], np.ndarray]:
+def _judges(column: pa.ChunkedArray) -> tuple[list[str], np.ndarray]:
     """The judge column coded, a null or empty judge read as "default" (as the JSONL
     reader's ``or "default"``), in order of first appearance."""
     values, codes = _codes(pc.fill_null(column, "default"))
     names: dict[str, int] = {}
     rename = np.array([names.setdefault(v or "default", len(names)) for v in values],
-                      dtype=np.int64)
+                      dtype=np.int32)
     return list(names), rename[codes]
 
 
@@ -202,7 +230,7 @@ def arrow_gold(table: pa.Table) -> dict[str, tuple[str, ...]] | None:
     cols = conform(table, GOLD)
     if cols is None:
         return None
-    answers = cols["answers"]
+    answers = cols["answers"].combine_chunks()
     if answers.values.null_count or pc.min(pc.list_value_length(answers)).as_py() < 1:
         return None
     qids = cols["question_id"].to_pylist()
