@@ -126,7 +126,8 @@ def _doc_tuples(col: pa.Array) -> list[tuple[str, ...] | None]:
 
     Lists of one length are told apart by their rows of id codes (hashed by pyarrow as
     fixed-size binary keys): only each distinct list is built in Python."""
-    flat, idx = _codes(col.values) if len(col.values) else ([], np.zeros(0, dtype=np.int64))
+    flat, idx = (_codes(col.values, first_seen=False) if len(col.values)
+                 else ([], np.zeros(0, dtype=np.int32)))
     ids = np.array(flat, dtype=object)
     offsets = col.offsets.to_numpy()
     valid = col.is_valid().to_numpy(zero_copy_only=False)
@@ -134,7 +135,11 @@ def _doc_tuples(col: pa.Array) -> list[tuple[str, ...] | None]:
     out = np.full(len(col), None, dtype=object)
     for length in np.unique(lengths[valid]).tolist():
         rows = np.flatnonzero(valid & (lengths == length))
-        codes = idx[offsets[:-1][rows, None] + np.arange(length)].astype(np.int32)
+        if rows.size == len(col) and length:  # every list of this length: a matrix as is
+            codes = idx[offsets[0]:offsets[-1]].reshape(-1, length)
+        else:
+            codes = idx[offsets[:-1][rows, None] + np.arange(length)]
+        codes = codes.astype(np.int32, copy=False)
         first, which = _distinct_rows(codes)
         distinct = np.empty(len(first), dtype=object)
         for k, row in enumerate(ids[codes[first]].tolist() if length else [[]] * len(first)):
@@ -153,7 +158,10 @@ def _distinct_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         pa.binary(codes.itemsize * width), n,
         [None, pa.py_buffer(np.ascontiguousarray(codes).tobytes())])
     which = keys.dictionary_encode().indices.to_numpy().astype(np.int64)
-    first: np.ndarray = np.unique(which, return_index=True)[1]
+    # numbered in order of first appearance: each number first appears where the running
+    # maximum of the numbers steps up (no sort)
+    peak = np.maximum.accumulate(which)
+    first = np.flatnonzero(np.concatenate(([True], peak[1:] != peak[:-1])))
     return first, which
 
 
