@@ -2,13 +2,13 @@
 
 A file is read block by block (cut at a newline); each block's lines are decoded at once
 into the line types below (``msgspec.json.Decoder(...).decode_lines``), which check each
-field's type and refuse unknown fields; the few states and judges of a table are decoded as
-``Literal`` values once seen (:class:`Lines`), and doc-id lists as raw JSON, decoded once per
-distinct list. The readers build their columns from those records,
-a block at a time. Anything the typed decode refuses, or a block whose records are not one
-per line (a blank line, two objects on one line), raises :class:`Declined`: the reader then
-reads the file again line by line with the same decoder (:func:`json_objects`) and names the
-file, the line and the cause.
+field's type and refuse unknown fields. A table's few states and judges are decoded as
+``Literal`` values once seen (:class:`Lines`: no string made per line for them), and doc-id
+lists as raw JSON, decoded once per distinct list. The readers build their columns from the
+records a block at a time. Anything the typed decode refuses, or a block whose records are
+not one per line (a blank line, two objects on one line), raises :class:`Declined`: the
+reader then reads the file again line by line with the same decoder (:func:`json_objects`)
+and names the file, the line and the cause.
 
 A source is a path to a regular file (read in blocks, twice at most) or the bytes of anything
 else (a pipe is read once, by the caller).

@@ -1,10 +1,10 @@
 """Reading an audit's tables together: the labels file is parsed while the answers are read.
 
-At 10^5 questions x 5 repeats the labels table and the answers table each take seconds to read;
-pyarrow's Parquet reader releases the GIL (msgspec's JSONL decode does not: there the two
-reads share one core's worth of the interpreter). The gold file is read in a second worker
-meanwhile. What the caller sees is what reading
-them one after another gives: the same tables, and the same first error (the answers' before
+At 10^5 questions x 5 repeats the labels table and the answers table each take seconds to
+read. pyarrow's Parquet reader and numpy release the GIL, so two Parquet tables are read side
+by side; msgspec's JSONL decode holds it, so two JSONL tables share the interpreter. The gold
+file is read in a second worker meanwhile. What the caller sees is what reading them one
+after another gives: the same tables, and the same first error (the answers' before
 the labels', the labels' before the gold's), because a parse started early only returns a
 table (or None), the checks against the answers run after the answers are read, and the
 gold's result (or its error) is taken last.
