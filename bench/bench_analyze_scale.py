@@ -18,12 +18,20 @@ It then runs, in one run, ``--rounds`` rounds (default 3) of, one after the othe
 The two alternate, so a slower minute of a shared machine slows both; each round's ratio is
 printed, and the ratio of the medians over the rounds.
 
+``--format parquet`` (or ``both``) also writes the tables as Parquet (converted from the JSONL
+by pyarrow) and times analyze on them; ``--baseline SRC`` (repeatable) also times, in each
+round, the package found in the source folder SRC (e.g. a worktree of an older commit) on
+the JSONL tables. Every analyze of a run must write the same results.json bytes (the script fails
+otherwise), and the medians of each are printed with their ratio to the first.
+
 Usage::
 
     python bench/bench_analyze_scale.py                       # 10,000 q, 4 states, r = 2
     python bench/bench_analyze_scale.py --questions 400 --pyc # with a byte-code cache
     python bench/bench_analyze_scale.py --questions 100000 --states 4 --repeats 5 \\
         --labelled 2 --judges 2 --skip-scipy
+    python bench/bench_analyze_scale.py --format both --baseline /tmp/tables-base/src \\
+        --skip-scipy --rounds 5                                   # before/after, JSONL/Parquet
 """
 
 from __future__ import annotations
@@ -93,6 +101,34 @@ def write_tables(folder: Path, n: int, states: int, r: int, labelled: int, judge
     return paths
 
 
+def write_parquet(paths: dict[str, Path], folder: Path | None = None) -> dict[str, Path]:
+    """The same tables as Parquet, beside the JSONL or in ``folder``, written by a child
+    process (a child's peak RSS counts its parent's at the fork: this one stays small)."""
+    out = {name: (folder or path.parent) / f"{name}.parquet" for name, path in paths.items()}
+    args = [str(x) for name in paths for x in (name, paths[name], out[name])]
+    subprocess.run([sys.executable, __file__, "--parquet-child", *args], check=True)
+    return out
+
+
+def parquet_child(args: list[str]) -> None:
+    """Each (table, JSONL path, Parquet path) of ``args``: pyarrow reads the JSONL with the
+    table's schema and writes the Parquet."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+    import pyarrow.parquet as pq
+
+    ref = pa.struct([("state", pa.string()), ("repeat", pa.int64())])
+    schemas = {"answers": [("question_id", pa.string()), ("state", pa.string()),
+                           ("repeat", pa.int64()), ("answer", pa.string()),
+                           ("doc_ids", pa.list_(pa.string())), ("question", pa.string())],
+               "labels": [("question_id", pa.string()), ("a", ref), ("b", ref),
+                          ("same", pa.bool_()), ("judge", pa.string())],
+               "gold": [("question_id", pa.string()), ("answers", pa.list_(pa.string()))]}
+    for name, source, target in zip(args[::3], args[1::3], args[2::3], strict=True):
+        options = pj.ParseOptions(explicit_schema=pa.schema(schemas[name]))
+        pq.write_table(pj.read_json(source, parse_options=options), target, compression="zstd")
+
+
 def scipy_baseline(n: int, draws: int, seed: int = 1) -> float:
     """Seconds of scipy.stats.bootstrap's 2 x ``draws`` on r = 2 per-question D_i."""
     import scipy.stats
@@ -121,36 +157,40 @@ def scipy_child(n: int, draws: int) -> tuple[float, float]:
 
 
 def decoders(path: Path, lines: int) -> None:
-    """Seconds to decode the first ``lines`` label lines with each JSON decoder installed."""
+    """CPU seconds (all threads) to decode the first ``lines`` label lines with each JSON
+    decoder installed (a shared machine's wall time says little)."""
     import importlib
     import json
+
+    import msgspec
+
+    from snapaudit.tables.jsonl import label_line
 
     with open(path, "rb") as f:
         raw = [next(f) for _ in range(lines)]
     sample = path.with_suffix(".sample.jsonl")
     sample.write_bytes(b"".join(raw))
-    timings: dict[str, float] = {}
-    t0 = time.perf_counter()
-    for line in raw:
-        json.loads(line)
-    timings["json (stdlib)"] = time.perf_counter() - t0
-    for name, attr in (("orjson", "loads"), ("msgspec", "json")):
+    typed = msgspec.json.Decoder(label_line())
+    runs = {"json (stdlib), per line": lambda: [json.loads(x) for x in raw],
+            "msgspec, typed LabelLine, decode_lines (the readers')":
+                lambda: typed.decode_lines(b"".join(raw))}
+    for name in ("orjson", "msgspec"):
         try:
             mod = importlib.import_module(name)
         except ImportError:
             continue
-        decode = mod.loads if attr == "loads" else mod.json.Decoder().decode
-        t0 = time.perf_counter()
-        for line in raw:
-            decode(line)
-        timings[name] = time.perf_counter() - t0
+        decode = mod.loads if name == "orjson" else mod.json.Decoder().decode
+        runs[f"{name}, per line, dicts"] = lambda d=decode: [d(x) for x in raw]
     import pyarrow.json as pj
 
-    t0 = time.perf_counter()
-    pj.read_json(sample)
-    timings["pyarrow.json.read_json"] = time.perf_counter() - t0
-    base = timings["json (stdlib)"]
-    print(f"\n| decoder ({lines:,} label lines) | seconds | vs stdlib |\n|---|---|---|")
+    runs["pyarrow.json.read_json (columns)"] = lambda: pj.read_json(sample)
+    timings = {}
+    for name, run in runs.items():
+        t0 = time.process_time()
+        run()
+        timings[name] = time.process_time() - t0
+    base = timings["json (stdlib), per line"]
+    print(f"\n| decoder ({lines:,} label lines) | CPU seconds | vs stdlib |\n|---|---|---|")
     for name, sec in timings.items():
         print(f"| {name} | {sec:.2f} | {base / sec:.1f}x |")
 
@@ -179,22 +219,36 @@ def run_analyze(paths: dict[str, Path], states: int, out: Path, draws: int,
     return wall, usage.ru_maxrss / 1024
 
 
-def report(rounds: list[tuple[float, float, float, float]], draws: int, skip_scipy: bool
-           ) -> None:
-    """Each round's seconds (and ratios), then the medians and the ratio of the medians."""
-    print("\n| round | analyze s | peak RSS MiB | scipy first call s | scipy warm s | "
-          "first / analyze | warm / analyze |\n|---|---|---|---|---|---|---|")
-    for i, (wall, peak, first, warm) in enumerate(rounds, 1):
-        print(f"| {i} | {wall:.2f} | {peak:.0f} | {first:.2f} | {warm:.2f} | "
-              f"{first / wall:.2f}x | {warm / wall:.2f}x |")
-    wall, peak, first, warm = (statistics.median(r[k] for r in rounds) for k in range(4))
-    print(f"\n| work (median of {len(rounds)}) | seconds | peak RSS MiB |\n|---|---|---|")
-    print(f"| `snapaudit analyze` (whole CLI) | {wall:.2f} | {peak:.0f} |")
+Variant = tuple[str, dict[str, Path], dict[str, str]]  # name, tables, environment
+
+
+def report(names: list[str],
+           rounds: list[tuple[list[tuple[float, float]], float, float, float]], draws: int,
+           skip_scipy: bool) -> None:
+    """Each round's seconds, then each analyze's median (ratio to the first) and the ratio of
+    the medians to scipy's."""
+    print("\n| round | " + " | ".join(f"{n} s" for n in names)
+          + " | scipy first call s | scipy warm s | load avg |\n|---|"
+          + "---|" * (len(names) + 3))
+    for i, (runs, first, warm, load) in enumerate(rounds, 1):
+        print(f"| {i} | " + " | ".join(f"{w:.2f}" for w, _ in runs)
+              + f" | {first:.2f} | {warm:.2f} | {load:.2f} |")
+    first, warm = (statistics.median(r[k] for r in rounds) for k in (1, 2))
+    print(f"\n| analyze (median of {len(rounds)}) | seconds | min-max | peak RSS MiB | "
+          f"vs {names[0]} |\n|---|---|---|---|---|")
+    medians = []
+    for k, name in enumerate(names):
+        walls = [r[0][k][0] for r in rounds]
+        medians.append(statistics.median(walls))
+        peak = statistics.median(r[0][k][1] for r in rounds)
+        print(f"| {name} | {medians[-1]:.2f} | {min(walls):.2f}-{max(walls):.2f} | {peak:.0f} "
+              f"| {medians[-1] / medians[0]:.2f}x |")
     if not skip_scipy:
-        print(f"| scipy.stats.bootstrap, 2 x {draws:,} draws (first call) | {first:.2f} | |")
-        print(f"| ... called again in the same process (warm) | {warm:.2f} | |")
-        print(f"\nscipy / analyze = {first / wall:.2f}x (the first call), "
-              f"{warm / wall:.2f}x (the warm call), medians of {len(rounds)} rounds")
+        print(f"\nscipy.stats.bootstrap, 2 x {draws:,} draws: first call {first:.2f} s, warm "
+              f"{warm:.2f} s (medians)")
+        for name, wall in zip(names, medians, strict=True):
+            print(f"scipy / analyze ({name}) = {first / wall:.2f}x (the first call), "
+                  f"{warm / wall:.2f}x (the warm call)")
 
 
 def _count_lines(path: Path) -> int:
@@ -214,7 +268,16 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3,
                     help="alternating rounds of analyze and the baseline (medians reported)")
     ap.add_argument("--scipy-child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--parquet-child", nargs="+", help=argparse.SUPPRESS)
     ap.add_argument("--keep", type=Path, help="write the tables here and keep them")
+    ap.add_argument("--reuse", action="store_true",
+                    help="with --keep: read the tables already there (same arguments as "
+                         "the run that wrote them)")
+    ap.add_argument("--format", choices=["jsonl", "parquet", "both"], default="jsonl",
+                    help="the tables analyze reads (parquet: converted from the JSONL)")
+    ap.add_argument("--baseline", type=Path, metavar="SRC", action="append",
+                    help="also time the package in this source folder on the JSONL tables "
+                         "(repeatable)")
     ap.add_argument("--decoders", type=int, default=0, metavar="LINES",
                     help="also time the JSON decoders on this many label lines")
     ap.add_argument("--pyc", action="store_true",
@@ -222,6 +285,9 @@ def main() -> None:
                          "first untimed run, as an installed package has (this machine sets "
                          "PYTHONDONTWRITEBYTECODE=1: every start compiles the sources again)")
     a = ap.parse_args()
+    if a.parquet_child:
+        parquet_child(a.parquet_child)
+        return
     if a.scipy_child:  # one baseline process: its first call, then a warm one
         print(scipy_baseline(a.questions, a.draws), scipy_baseline(a.questions, a.draws))
         return
@@ -229,7 +295,9 @@ def main() -> None:
         folder = a.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
-        paths = write_tables(folder, a.questions, a.states, a.repeats, a.labelled, a.judges)
+        paths = {k: folder / f"{k}.jsonl" for k in ("answers", "labels", "gold")}
+        if not (a.reuse and all(p.exists() for p in paths.values())):
+            paths = write_tables(folder, a.questions, a.states, a.repeats, a.labelled, a.judges)
         gen = time.perf_counter() - t0
         rows, labels = (_count_lines(paths[k]) for k in ("answers", "labels"))
         print(f"load average at start: {os.getloadavg()[0]:.2f} (2 cores shared)")
@@ -240,16 +308,36 @@ def main() -> None:
         if a.pyc:
             env.pop("PYTHONDONTWRITEBYTECODE", None)
             env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
-            run_analyze(paths, a.states, folder / "results.json", a.draws, ladder, env)
+        variants: list[Variant] = []
+        for src in a.baseline or []:
+            variants.append((f"{src} (jsonl)", paths, {**env, "PYTHONPATH": str(src)}))
+        if a.format in ("jsonl", "both"):
+            variants.append(("jsonl", paths, env))
+        if a.format in ("parquet", "both"):
+            t0 = time.perf_counter()
+            parquet = {k: p.with_suffix(".parquet") for k, p in paths.items()}
+            if not (a.reuse and all(p.exists() for p in parquet.values())):
+                parquet = write_parquet(paths)
+            variants.append(("parquet", parquet, env))
+            print(f"parquet tables written in {time.perf_counter() - t0:.1f} s")
+        outs = [folder / f"results-{k}.json" for k in range(len(variants))]
+        if a.pyc:  # one untimed run each fills the byte-code cache
+            for (_, tables, venv), out in zip(variants, outs, strict=True):
+                run_analyze(tables, a.states, out, a.draws, ladder, venv)
         rounds = []
         for _ in range(max(1, a.rounds)):
-            wall, peak = run_analyze(paths, a.states, folder / "results.json", a.draws,
-                                     ladder, env)
+            load = os.getloadavg()[0]
+            runs = [run_analyze(tables, a.states, out, a.draws, ladder, venv)
+                    for (_, tables, venv), out in zip(variants, outs, strict=True)]
             base = (float("nan"),) * 2 if a.skip_scipy else scipy_child(a.questions, a.draws)
-            rounds.append((wall, peak, *base))
+            rounds.append((runs, *base, load))
         print(f"byte code: {'cached (--pyc)' if a.pyc else 'as the environment says'} "
               f"(PYTHONDONTWRITEBYTECODE={env.get('PYTHONDONTWRITEBYTECODE', '')!r})")
-        report(rounds, a.draws, a.skip_scipy)
+        report([name for name, _, _ in variants], rounds, a.draws, a.skip_scipy)
+        same = all(out.read_bytes() == outs[0].read_bytes() for out in outs)
+        print(f"results.json of every analyze byte-identical: {same}")
+        if not same:
+            raise SystemExit("the analyses' results.json differ")
         if a.decoders:
             decoders(paths["labels"], min(a.decoders, labels))
         print(f"load average at end: {os.getloadavg()[0]:.2f}")

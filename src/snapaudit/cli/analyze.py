@@ -22,11 +22,11 @@ OPTION_NAMES = {"old": "--old", "new": "--new", "ladder": "--ladder", "draws": "
 
 @click.command("analyze")
 @click.option("--answers", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              required=True, help="Answers JSONL (one row per call).")
+              required=True, help="Answers: JSONL or Parquet (one row per call).")
 @click.option("--labels", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Pair labels JSONL (semantic kernel).")
+              help="Pair labels: JSONL or Parquet (semantic kernel).")
 @click.option("--gold", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Gold: snapaudit JSONL, NQ-open JSONL or DPR TriviaQA TSV.")
+              help="Gold: snapaudit JSONL or Parquet, NQ-open JSONL or DPR TriviaQA TSV.")
 @click.option("--gold-format", type=click.Choice(tables.GOLD_FORMATS), default="auto",
               show_default=True, help="Format of --gold (auto: detected from the file).")
 @click.option("--old", required=True, help="The old state.")

@@ -26,6 +26,9 @@ def _states(values: tuple[str, ...]) -> dict[str, str]:
                 type=click.Path(exists=True, dir_okay=False))
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder for answers.jsonl, gold.jsonl and provenance.json.")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "parquet"]), default="jsonl",
+              show_default=True, help="Format of the answers and gold tables (Parquet for "
+                                      "tables over ~10^5 rows).")
 @click.option("--state", "state", multiple=True,
               help="NAME=LOG or NAME=LABEL (a model or provider label); repeatable. Without "
                    "it the log names the state.")
@@ -46,7 +49,7 @@ def _states(values: tuple[str, ...]) -> dict[str, str]:
               help="With --analyze: bootstrap draws.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="With --analyze: bootstrap seed.")
-def command(tool: str, logs: tuple[str, ...], out: Path, state: tuple[str, ...],
+def command(tool: str, logs: tuple[str, ...], out: Path, fmt: str, state: tuple[str, ...],
             state_from: str, doc_ids_key: str, id_var: str, target_var: str,
             allow_errors: bool, run_analysis: bool, old: str | None, new: str | None,
             draws: int, seed: int) -> None:
@@ -56,7 +59,7 @@ def command(tool: str, logs: tuple[str, ...], out: Path, state: tuple[str, ...],
     imported = import_logs(tool, list(logs), states=_states(state), allow_errors=allow_errors,
                            state_from=state_from, doc_ids_key=doc_ids_key, id_var=id_var,
                            target_var=target_var)
-    paths = write_import(out, imported)
+    paths = write_import(out, imported, fmt)
     states = sorted({row.state for row in imported.rows})
     click.echo(f"imported {len(imported.rows)} answers of states {', '.join(states)} into "
                f"{paths['answers']}", err=True)

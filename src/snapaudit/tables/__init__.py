@@ -6,17 +6,10 @@ for the JSONL formats live in this module too.
 """
 from __future__ import annotations
 
-from snapaudit.tables.answers import (
-    GOLD_FORMATS,
-    read_answers,
-    read_labels,
-    validate_answers,
-    validate_labels,
-    write_answers,
-    write_labels,
-)
+from snapaudit.tables.answers import GOLD_FORMATS, read_answers, validate_answers, write_answers
 from snapaudit.tables.answertable import AnswerTable
 from snapaudit.tables.gold import read_gold, write_gold
+from snapaudit.tables.labels import read_labels, validate_labels, write_labels
 from snapaudit.tables.labeltable import LabelTable
 from snapaudit.tables.reading import read_tables
 from snapaudit.tables.records import AnswerRef, AnswerRow, GoldRow, PairLabel

@@ -1,25 +1,25 @@
-"""Reading, validating and writing answer and label tables (JSONL, errors with file:line)."""
+"""Reading, validating and writing answer tables: JSONL (msgspec) or Parquet (pyarrow).
+
+Both formats are read into the same columns (:class:`AnswerTable`) when the rows vouch for
+themselves; anything else is read again record by record with the checks below, whose error
+names the file, the line (a Parquet table: the row) and the cause.
+"""
 
 from __future__ import annotations
 
 import json
-import os
-import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 from snapaudit.errors import InputError
-from snapaudit.tables.labeltable import LabelTable
-from snapaudit.tables.quicklabels import STATE_NAME, quick_labels
-from snapaudit.tables.records import AnswerRef, AnswerRow, PairLabel
+from snapaudit.tables.decoded import STATE_NAME, answer_table
+from snapaudit.tables.jsonl import Declined, Source, json_objects, source_of
+from snapaudit.tables.records import AnswerRef, AnswerRow
 
 GOLD_FORMATS = ("auto", "jsonl", "nq-open", "triviaqa-dpr")
-# files below this are read line by line: the line reader finishes before pyarrow (the fast
-# reader's) import would (docs/benchmarks.md, "Reading tables")
-FAST_MIN_BYTES = 1 << 20
-# labels below this are read by tables.quicklabels (columns from each line, no pyarrow)
-LABELS_FAST_MIN_BYTES = 8 << 20
+PARQUET_MAGIC = b"PAR1"
+R = TypeVar("R")
 
 
 def _state(value: str, key: str, where: dict[str, Any]) -> str:
@@ -29,30 +29,30 @@ def _state(value: str, key: str, where: dict[str, Any]) -> str:
     return value
 
 
-def _lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    """(1-based line number, text) of every non-blank line; non-UTF-8 anywhere is an error."""
-    data = Path(path).read_bytes()
+def is_parquet(source: Source) -> bool:
+    """Whether ``source`` starts as a Parquet file does."""
+    if isinstance(source, bytes):
+        return source[:4] == PARQUET_MAGIC
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start})",
-                         path=str(path), line=line) from None
-    text = text.removeprefix("\ufeff")  # a UTF-8 byte-order mark is accepted and dropped
-    for number, line_text in enumerate(text.split("\n"), start=1):
-        if line_text.strip():
-            yield number, line_text.removesuffix("\r")
+        with open(source, "rb") as f:
+            return f.read(4) == PARQUET_MAGIC
+    except OSError:
+        return False
+
+
+def records(source: Source, path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of a JSONL table, or (row number, row) of a Parquet table (a
+    null is a field left out): what the checking readers below go through."""
+    if is_parquet(source):
+        from snapaudit.tables.parquet import parquet_records
+
+        return parquet_records(source, path)
+    return json_objects(source, path)
 
 
 def _json_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    for number, text in _lines(path):
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON: {exc}", path=str(path), line=number) from None
-        if not isinstance(obj, dict):
-            raise InputError("expected a JSON object", path=str(path), line=number)
-        yield number, obj
+    """:func:`snapaudit.tables.jsonl.json_objects` of the file at ``path``."""
+    return json_objects(source_of(path), path)
 
 
 def _field(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: dict[str, Any],
@@ -114,55 +114,36 @@ def _cached_ref(refs: dict[tuple[str, int], AnswerRef], value: Any, key: str,
 
 # -- answers -----------------------------------------------------------------
 
-def use_fast_reader(path: str | Path, fast: bool | None = None,
-                    min_bytes: int = FAST_MIN_BYTES) -> bool:
-    """Whether to try the fast reader (:mod:`snapaudit.tables.columnar`, pyarrow): ``fast``,
-    or when None, whether ``path`` is a regular file of at least ``min_bytes``
-    (below that, the line reader finishes before pyarrow is imported)."""
-    if fast is not None:
-        return fast
-    return _regular_size(path) >= min_bytes
-
-
-def use_template_reader(path: str | Path, fast: bool | None = None) -> bool:
-    """Whether to try the numpy template readers (:mod:`snapaudit.tables.templaterows`):
-    ``fast``, or when None, whether ``path`` is a non-empty regular file of any size (they
-    import nothing beyond numpy and size their buffer to the file: 3-4 ms on a 400-question
-    table, against 20-25 ms for the line readers; a pipe is read once only, by the line
-    reader)."""
-    if fast is not None:
-        return fast
-    return _regular_size(path) > 0
-
-
-def _regular_size(path: str | Path) -> int:
-    """The size of a regular file, -1 for anything else (a pipe is read once only)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return -1
-    return st.st_size if stat.S_ISREG(st.st_mode) else -1
-
-
 def read_answers(path: str | Path, *, fast: bool | None = None) -> Sequence[AnswerRow]:
-    """Read and validate an answers JSONL file (see docs/analysis.md): a list, or an
-    :class:`AnswerTable` (the same rows, kept as columns) when the fast reader vouches
-    (tried as :func:`use_fast_reader` says)."""
-    if use_template_reader(path, fast):
-        from snapaudit.tables.templateanswers import template_answers
+    """Read and validate an answers table (JSONL or Parquet, see docs/analysis.md): an
+    :class:`AnswerTable` (the rows kept as columns) when every row decodes and they form a
+    full grid without clusters, else a list (``fast=False``: always the list, from the
+    checking reader)."""
+    source = source_of(path)
+    if fast is not False:
+        table = _answer_table(source)
+        if table is not None:
+            return table
+    return _checked_answers(source, path)
 
-        table = template_answers(path)  # the usual layouts, without pyarrow's import or parse
-        if table is None and use_fast_reader(path, fast):
-            from snapaudit.tables.columnar import fast_answers
 
-            table = fast_answers(path)
-        if table is not None and all(STATE_NAME.match(s) for s in table.states) \
-                and all(a.strip() for a in table.answer_codes[0]):  # each distinct answer
-            return table  # else the line-by-line reader below names the bad line
+def _answer_table(source: Source) -> Sequence[AnswerRow] | None:
+    if is_parquet(source):
+        from snapaudit.tables.parquet import parquet_answers
+
+        return parquet_answers(source)
+    try:
+        return answer_table(source)
+    except Declined:
+        return None
+
+
+def _checked_answers(source: Source, path: str | Path) -> list[AnswerRow]:
+    """The rows of ``source`` record by record, each checked; the first problem raises."""
     rows: list[AnswerRow] = []
     lines: dict[tuple[str, str, int], int] = {}
     allowed = {"question_id", "state", "repeat", "answer", "doc_ids", "question", "cluster"}
-    for number, obj in _json_objects(path):
+    for number, obj in records(source, path):
         where: dict[str, Any] = {"path": str(path), "line": number}
         _unknown_keys(obj, allowed, where)
         row = AnswerRow(
@@ -240,108 +221,33 @@ def _first_lines(lines: dict[tuple[str, str, int], int] | None) -> dict[str, int
 
 
 def write_answers(path: str | Path, rows: Iterable[AnswerRow]) -> None:
-    """Write answers JSONL (sorted keys, UTF-8, one row per line, order kept)."""
+    """Write answers JSONL (sorted keys, UTF-8, one row per line, order kept), or Parquet
+    when ``path`` ends in ``.parquet``."""
+    write_table(path, "answers", rows, answer_record)
+
+
+def write_table(path: str | Path, kind: Literal["answers", "labels", "gold"],
+                rows: Iterable[R], record: Callable[[R], dict[str, Any]]) -> None:
+    """Write ``rows`` as JSONL (each ``record(row)`` on its line, keys sorted), or as Parquet
+    when ``path`` ends in ``.parquet`` (:func:`snapaudit.tables.parquet.write_parquet`)."""
+    if Path(path).suffix == ".parquet":
+        from snapaudit.tables.parquet import write_parquet
+
+        write_parquet(path, kind, rows)
+        return
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         for row in rows:
-            obj: dict[str, Any] = {"question_id": row.question_id, "state": row.state,
-                                   "repeat": row.repeat, "answer": row.answer}
-            if row.doc_ids is not None:
-                obj["doc_ids"] = list(row.doc_ids)
-            if row.question is not None:
-                obj["question"] = row.question
-            if row.cluster is not None:
-                obj["cluster"] = row.cluster
-            f.write(json.dumps(obj, ensure_ascii=False, sort_keys=True) + "\n")
+            f.write(json.dumps(record(row), ensure_ascii=False, sort_keys=True) + "\n")
 
 
-# -- labels ------------------------------------------------------------------
-
-def parse_labels(path: str | Path, fast: bool | None = None) -> LabelTable | None:
-    """The labels file as a table from a fast reader, not yet checked against the answers;
-    None when the line reader must judge it (the fast reader tried as
-    :func:`use_fast_reader` says; small files by :mod:`snapaudit.tables.quicklabels`)."""
-    if use_template_reader(path, fast):
-        from snapaudit.tables.templatelabels import template_labels
-
-        table = template_labels(path)  # the usual layouts, without pyarrow's import or parse
-        if table is not None:
-            return table
-    if use_fast_reader(path, fast, LABELS_FAST_MIN_BYTES):
-        from snapaudit.tables.columnar import fast_labels
-
-        return fast_labels(path)
-    return quick_labels(path) if fast is None and _regular_size(path) > 0 else None
-
-
-def read_labels(path: str | Path, answers: Sequence[AnswerRow] | None = None, *,
-                fast: bool | None = None,
-                parsed: Callable[[], LabelTable | None] | None = None) -> LabelTable:
-    """Read pair labels JSONL; with ``answers``, also check every label names a known answer.
-    ``parsed`` gives :func:`parse_labels`' result when it was started elsewhere (e.g. beside
-    the answers' read: :func:`snapaudit.tables.reading.read_tables`)."""
-    table = parsed() if parsed is not None else parse_labels(path, fast)
-    if table is not None and table.clean(answers):
-        return table
-    labels: list[PairLabel] = []
-    seen: dict[tuple[str, str, AnswerRef, AnswerRef], int] = {}
-    known = {(r.question_id, AnswerRef(r.state, r.repeat)) for r in answers} if answers else None
-    refs: dict[tuple[str, int], AnswerRef] = {}
-    for number, obj in _json_objects(path):
-        where: dict[str, Any] = {"path": str(path), "line": number}
-        _unknown_keys(obj, {"question_id", "a", "b", "same", "judge"}, where)
-        qid = _field(obj, "question_id", str, where)
-        for key in ("a", "b"):
-            if key not in obj:
-                raise InputError(f"missing field {key!r}", **where)
-        label = PairLabel(qid, _cached_ref(refs, obj["a"], "a", where),
-                          _cached_ref(refs, obj["b"], "b", where),
-                          _field(obj, "same", bool, where),
-                          _field(obj, "judge", str, where, optional=True) or "default")
-        _check_label(label, known, seen, number, where)
-        labels.append(label)
-    return LabelTable.from_labels(labels)
-
-
-def _check_label(label: PairLabel, known: set[tuple[str, AnswerRef]] | None,
-                 seen: dict[tuple[str, str, AnswerRef, AnswerRef], int], number: int,
-                 where: dict[str, Any]) -> None:
-    if label.a == label.b:
-        raise InputError(f"label pairs answer {label.a.state}/{label.a.repeat} of question "
-                         f"{label.question_id!r} with itself", **where)
-    if known is not None:
-        for ref in (label.a, label.b):
-            if (label.question_id, ref) not in known:
-                raise InputError(f"label names an unknown answer: question "
-                                 f"{label.question_id!r}, state {ref.state!r}, repeat "
-                                 f"{ref.repeat}", **where)
-    key = (label.judge, label.question_id, *sorted((label.a, label.b)))
-    if key in seen:
-        raise InputError(f"duplicate label from judge {label.judge!r} for question "
-                         f"{label.question_id!r}, pair {label.a.state}/{label.a.repeat}-"
-                         f"{label.b.state}/{label.b.repeat} (first at line {seen[key]})", **where)
-    seen[key] = number  # type: ignore[index]
-
-
-def validate_labels(labels: Sequence[PairLabel], answers: Sequence[AnswerRow],
-                    *, path: str | None = None) -> None:
-    """Every label names a known answer, no self pairs, no duplicate (judge, pair)."""
-    if isinstance(labels, LabelTable) and labels.clean(answers):
-        return
-    known = {(r.question_id, AnswerRef(r.state, r.repeat)) for r in answers}
-    seen: dict[tuple[str, str, AnswerRef, AnswerRef], int] = {}
-    for index, label in enumerate(labels, start=1):
-        _check_label(label, known, seen, index, {"path": path, "line": index})
-
-
-def write_labels(path: str | Path, labels: Iterable[PairLabel]) -> None:
-    """Write pair labels JSONL (the judge is always written)."""
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        for lab in labels:
-            obj = {"question_id": lab.question_id,
-                   "a": {"state": lab.a.state, "repeat": lab.a.repeat},
-                   "b": {"state": lab.b.state, "repeat": lab.b.repeat},
-                   "same": lab.same, "judge": lab.judge}
-            f.write(json.dumps(obj, ensure_ascii=False, sort_keys=True) + "\n")
-
-
-# -- gold --------------------------------------------------------------------
+def answer_record(row: AnswerRow) -> dict[str, Any]:
+    """The row as its JSON object: the optional fields only when set."""
+    obj: dict[str, Any] = {"question_id": row.question_id, "state": row.state,
+                           "repeat": row.repeat, "answer": row.answer}
+    if row.doc_ids is not None:
+        obj["doc_ids"] = list(row.doc_ids)
+    if row.question is not None:
+        obj["question"] = row.question
+    if row.cluster is not None:
+        obj["cluster"] = row.cluster
+    return obj

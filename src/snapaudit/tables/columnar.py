@@ -1,141 +1,120 @@
-"""The fast path of the table readers: pyarrow's multithreaded JSON reader, checks on columns.
+"""Arrow tables (a Parquet file's columns) as the column tables, checked on columns.
 
-Chosen by measurement (docs/benchmarks.md): on 10^6 label lines pyarrow's reader parses about
-7x faster than ``json.loads`` per line, 2x faster than orjson or msgspec, and yields columns,
-not a Python object per line. It is only a fast path: any input it cannot vouch for (a parse
-error, a wrong type, a missing or unknown field, a null inside a list, two objects on one line,
-a blank line, invalid UTF-8, a duplicate, a hole in the grid) returns ``None``, and the caller
-reads the file again line by line with the standard library, which names the file, the line
-and the problem exactly as before.
+pyarrow reads a Parquet table in parallel straight into typed columns; here they are coded
+(``dictionary_encode``) into an :class:`AnswerTable`, a :class:`LabelTable` or the gold
+mapping, with the checks the readers need (types, nulls, state names, repeats, the full grid,
+non-blank answers). Anything off returns None, and the caller reads the rows one by one with
+the checking reader, which names the row and the problem.
 """
 
 from __future__ import annotations
 
-import functools
-import os
-from collections.abc import Callable
-from pathlib import Path
-from typing import ParamSpec, TypeVar
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.json as pj
 
 from snapaudit.tables.answertable import AnswerTable, coded_full_grid
+from snapaudit.tables.decoded import STATE_NAME, per_row
 from snapaudit.tables.labeltable import LabelTable, ref_sides
 
-_REF = pa.struct([("state", pa.string()), ("repeat", pa.int64())])
-ANSWER_SCHEMA = pa.schema([("question_id", pa.string()), ("state", pa.string()),
-                           ("repeat", pa.int64()), ("answer", pa.string()),
-                           ("doc_ids", pa.list_(pa.string())), ("question", pa.string())])
-LABEL_SCHEMA = pa.schema([("question_id", pa.string()), ("a", _REF), ("b", _REF),
-                          ("same", pa.bool_()), ("judge", pa.string())])
-BLOCK = 1 << 24
-P = ParamSpec("P")
-R = TypeVar("R")
-MIN_BLOCK = 1 << 20
-_FAILURES = (pa.ArrowException, ValueError, UnicodeDecodeError, OverflowError, OSError)
+Check = Callable[[pa.DataType], bool]
 
 
-def _released(read: Callable[P, R]) -> Callable[P, R]:
-    """``read``, then pyarrow's allocator hands the freed memory of the parsed table back to
-    the system (mimalloc keeps it otherwise: ~450 MB after 2M answers, before the labels'
-    parse needs its own); the tables built from it are numpy arrays and Python objects."""
-    @functools.wraps(read)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return read(*args, **kwargs)
-        finally:
-            pa.default_memory_pool().release_unused()
-    return wrapper
+def _text(t: pa.DataType) -> bool:
+    """A string, or a dictionary of strings (how a Parquet reader may hand them over)."""
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
 
 
-def _segments(path: Path) -> int:
-    """Newline-separated segments of the file (a last line without newline counts).
-
-    Read block by block into one buffer and counted with numpy (faster than ``bytes.count``);
-    not memory-mapped: a mapped 1.2 GB file counts in the process's peak RSS as it is read."""
-    count, last = 0, b"\n"
-    buf = bytearray(BLOCK)
-    with open(path, "rb", buffering=0) as f:
-        while got := f.readinto(buf):
-            block = np.frombuffer(buf, dtype=np.uint8, count=got)
-            count += int(np.count_nonzero(block == 10))
-            del block  # no view of the buffer may outlive this block
-            last = bytes(buf[got - 1:got])
-    return count + (last != b"\n")
+def _texts(t: pa.DataType) -> bool:
+    return bool((pa.types.is_list(t) or pa.types.is_large_list(t)) and _text(t.value_type))
 
 
-def _block_size(path: Path) -> int:
-    """Blocks small enough that every core parses one (pyarrow parses blocks in parallel), at
-    least 1 MiB and at most :data:`BLOCK`."""
-    cores = os.cpu_count() or 1
-    return min(BLOCK, max(MIN_BLOCK, -(-path.stat().st_size // (2 * cores))))
+def _ref(t: pa.DataType) -> bool:
+    return bool(pa.types.is_struct(t) and sorted(t.field(i).name for i in range(t.num_fields))
+                == ["repeat", "state"] and _text(t.field("state").type)
+                and pa.types.is_integer(t.field("repeat").type))
 
 
-def _parse(path: Path, schema: pa.Schema, block: int) -> pa.Table:
-    table = pj.read_json(path, read_options=pj.ReadOptions(block_size=block),
-                         parse_options=pj.ParseOptions(explicit_schema=schema,
-                                                       unexpected_field_behavior="error"))
-    table.validate(full=True)  # UTF-8 of every string
-    return table
+Columns = Mapping[str, tuple[Check, bool]]  # column: its check, whether required
+ANSWERS: Columns = {"question_id": (_text, True), "state": (_text, True),
+                    "repeat": (pa.types.is_integer, True), "answer": (_text, True),
+                    "doc_ids": (_texts, False), "question": (_text, False)}
+LABELS: Columns = {"question_id": (_text, True), "a": (_ref, True), "b": (_ref, True),
+                   "same": (pa.types.is_boolean, True), "judge": (_text, False)}
+GOLD: Columns = {"question_id": (_text, True), "answers": (_texts, True)}
+# the string columns a Parquet reader hands over as dictionaries (no string built per row)
+DICTIONARY = ["question_id", "state", "answer", "question", "doc_ids.list.element", "judge",
+              "a.state", "b.state", "answers.list.element"]
 
 
-def _read(path: str | Path, schema: pa.Schema) -> pa.Table | None:
-    path = Path(path)
-    try:
-        block = _block_size(path)
-        try:
-            table = _parse(path, schema, block)
-        except pa.ArrowInvalid as exc:
-            if block >= BLOCK or "straddl" not in str(exc):
-                raise
-            table = _parse(path, schema, BLOCK)  # a line longer than the small blocks
-    except _FAILURES:
+def conform(table: pa.Table, columns: Columns) -> dict[str, pa.ChunkedArray] | None:
+    """Each column of ``table`` (required ones without nulls), or None when a column is
+    unknown, missing, null where required or of another kind."""
+    if not set(table.column_names) <= set(columns) or table.num_rows == 0:
         return None
-    if table.num_rows == 0 or table.num_rows != _segments(path):
-        return None  # blank lines or several objects on a line: let the line reader judge
-    return table
+    out: dict[str, pa.ChunkedArray] = {}
+    for name, (check, required) in columns.items():
+        if name not in table.column_names:
+            if required:
+                return None
+            continue
+        col = table.column(name)
+        if not check(col.type) or (required and col.null_count):
+            return None
+        out[name] = col
+    return out
 
 
-def _codes(column: pa.ChunkedArray | pa.Array) -> tuple[list[str], np.ndarray]:
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    enc = column.dictionary_encode()
-    idx = enc.indices.fill_null(0) if enc.indices.null_count else enc.indices
-    return enc.dictionary.to_pylist(), idx.to_numpy(zero_copy_only=False)
+def _numpy(column: pa.ChunkedArray) -> np.ndarray:
+    """A column without nulls as one numpy array (its chunks joined by numpy, not copied
+    twice by Arrow first)."""
+    parts = [chunk.to_numpy(zero_copy_only=False) for chunk in column.chunks]
+    return np.concatenate(parts) if len(parts) != 1 else parts[0]
 
 
-def _no_nulls(table: pa.Table, names: tuple[str, ...]) -> bool:
-    return all(table.column(n).null_count == 0 for n in names)
+def _codes(column: pa.ChunkedArray | pa.Array, first_seen: bool = True
+           ) -> tuple[list[str], np.ndarray]:
+    """(distinct values, each row's number among them; a null row gets 0), the values in
+    order of first appearance as ``dictionary_encode`` gives them, also for a column that
+    comes as a dictionary already (renumbered where its dictionary is in another order;
+    ``first_seen=False``: left in the dictionary's order, unused values included)."""
+    if isinstance(column, pa.Array):
+        column = pa.chunked_array([column])
+    enc = (column if pa.types.is_dictionary(column.type)
+           else column.dictionary_encode()).unify_dictionaries()
+    values = enc.chunk(0).dictionary.to_pylist() if enc.num_chunks else []
+    codes = _numpy(pa.chunked_array([c.indices.fill_null(0) for c in enc.chunks],
+                                    enc.type.index_type))
+    if not first_seen:
+        return values, codes
+    used = codes if not enc.null_count else _numpy(pa.chunked_array(
+        [c.indices.drop_null() for c in enc.chunks], enc.type.index_type))
+    if _in_first_seen_order(used, len(values)):
+        return values, codes
+    first = np.unique(used, return_index=True)[1]  # by row of first appearance
+    order = np.unique(used)[np.argsort(first, kind="stable")]
+    rank = np.zeros(len(values), dtype=codes.dtype)
+    rank[order] = np.arange(order.size)
+    return [values[i] for i in order.tolist()], rank[codes]
 
 
-@_released
-def fast_answers(path: str | Path) -> AnswerTable | None:
-    """The rows of a valid answers file (a full grid), or None when anything needs a look."""
-    table = _read(path, ANSWER_SCHEMA)
-    if table is None or not _no_nulls(table, ("question_id", "state", "repeat", "answer")):
-        return None
-    docs_col = table.column("doc_ids").combine_chunks()
-    if docs_col.values.null_count:
-        return None
-    repeat = table.column("repeat").to_numpy()
-    if repeat.min() < 1 or repeat.max() < 2:
-        return None
-    qids, q = _codes(table.column("question_id"))
-    states, s = _codes(table.column("state"))
-    if not coded_full_grid(q, s, repeat, len(qids), len(states)):
-        return None  # a duplicate or a hole in the grid
-    values, codes = _codes(table.column("answer"))
-    return AnswerTable(qids, states, q, s, repeat, table.column("answer").to_pylist(),
-                       _doc_tuples(docs_col), _optional_strings(table.column("question")),
-                       (values, codes.astype(np.int64)))
+def _in_first_seen_order(codes: np.ndarray, count: int) -> bool:
+    """Whether ``codes`` use all of 0..count-1, each first appearing after the one before:
+    their running maximum starts at 0 and only ever steps up by one, to count - 1."""
+    if not codes.size:
+        return count == 0
+    peak = np.maximum.accumulate(codes)
+    return bool(peak[0] == 0 and peak[-1] == count - 1
+                and np.count_nonzero(peak[1:] != peak[:-1]) == count - 1)
 
 
 def _optional_strings(column: pa.ChunkedArray) -> list[str | None]:
     values, idx = _codes(column)
-    valid = column.combine_chunks().is_valid().to_numpy(zero_copy_only=False)
+    valid = _numpy(column.is_valid())
     obj = np.array([*values, None], dtype=object)
     idx = np.where(valid, idx, len(values))
     out: list[str | None] = obj[idx].tolist()
@@ -147,7 +126,8 @@ def _doc_tuples(col: pa.Array) -> list[tuple[str, ...] | None]:
 
     Lists of one length are told apart by their rows of id codes (hashed by pyarrow as
     fixed-size binary keys): only each distinct list is built in Python."""
-    flat, idx = _codes(col.values) if len(col.values) else ([], np.zeros(0, dtype=np.int64))
+    flat, idx = (_codes(col.values, first_seen=False) if len(col.values)
+                 else ([], np.zeros(0, dtype=np.int32)))
     ids = np.array(flat, dtype=object)
     offsets = col.offsets.to_numpy()
     valid = col.is_valid().to_numpy(zero_copy_only=False)
@@ -155,7 +135,11 @@ def _doc_tuples(col: pa.Array) -> list[tuple[str, ...] | None]:
     out = np.full(len(col), None, dtype=object)
     for length in np.unique(lengths[valid]).tolist():
         rows = np.flatnonzero(valid & (lengths == length))
-        codes = idx[offsets[:-1][rows, None] + np.arange(length)].astype(np.int32)
+        if rows.size == len(col) and length:  # every list of this length: a matrix as is
+            codes = idx[offsets[0]:offsets[-1]].reshape(-1, length)
+        else:
+            codes = idx[offsets[:-1][rows, None] + np.arange(length)]
+        codes = codes.astype(np.int32, copy=False)
         first, which = _distinct_rows(codes)
         distinct = np.empty(len(first), dtype=object)
         for k, row in enumerate(ids[codes[first]].tolist() if length else [[]] * len(first)):
@@ -174,51 +158,89 @@ def _distinct_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         pa.binary(codes.itemsize * width), n,
         [None, pa.py_buffer(np.ascontiguousarray(codes).tobytes())])
     which = keys.dictionary_encode().indices.to_numpy().astype(np.int64)
-    first: np.ndarray = np.unique(which, return_index=True)[1]
+    # numbered in order of first appearance: each number first appears where the running
+    # maximum of the numbers steps up (no sort)
+    peak = np.maximum.accumulate(which)
+    first = np.flatnonzero(np.concatenate(([True], peak[1:] != peak[:-1])))
     return first, which
 
 
-@_released
-def fast_labels(path: str | Path) -> LabelTable | None:
-    """The labels of a well-formed labels file as a table, or None (see the module doc)."""
-    table = _read(path, LABEL_SCHEMA)
-    if table is None or not _no_nulls(table, ("question_id", "a", "b", "same")):
+def _column(cols: dict[str, pa.ChunkedArray], name: str, n: int, kind: pa.DataType
+            ) -> pa.ChunkedArray:
+    """The column ``name``, or n nulls of ``kind`` where the table leaves it out."""
+    return cols[name] if name in cols else pa.chunked_array([pa.nulls(n, kind)])
+
+
+def arrow_answers(table: pa.Table) -> AnswerTable | None:
+    """The rows of a valid answers table (a full grid, no clusters), or None."""
+    cols = conform(table, ANSWERS)
+    if cols is None:
         return None
-    parts = []
+    n = table.num_rows
+    docs_col = _column(cols, "doc_ids", n, pa.list_(pa.string())).combine_chunks()
+    if docs_col.values.null_count:
+        return None
+    repeat = _numpy(cols["repeat"]).astype(np.int64, copy=False)
+    qids, q = _codes(cols["question_id"])
+    states, s = _codes(cols["state"])
+    values, codes = _codes(cols["answer"])
+    if repeat.min() < 1 or repeat.max() < 2 or not all(map(STATE_NAME.match, states)) \
+            or not all(map(str.strip, values)):
+        return None
+    if not coded_full_grid(q, s, repeat, len(qids), len(states)):
+        return None  # a duplicate or a hole in the grid
+    question = _column(cols, "question", n, pa.string())
+    return AnswerTable(qids, states, q, s, repeat, per_row(values, codes),
+                       _doc_tuples(docs_col), _optional_strings(question),
+                       (values, codes.astype(np.int64)))
+
+
+def arrow_labels(table: pa.Table) -> LabelTable | None:
+    """The labels of a well-formed labels table as a table, or None."""
+    cols = conform(table, LABELS)
+    if cols is None:
+        return None
+    sides = []
     for key in ("a", "b"):
-        col = table.column(key).combine_chunks()
-        state, repeat = col.field("state"), col.field("repeat")
+        state, repeat = (pc.struct_field(cols[key], name) for name in ("state", "repeat"))
         if state.null_count or repeat.null_count:
             return None
-        parts.append((state, repeat.to_numpy()))
-    if min(int(parts[0][1].min()), int(parts[1][1].min())) < 1:
+        sides.append((state, _numpy(repeat)))
+    if min(int(repeat.min()) for _, repeat in sides) < 1:
         return None
-    qids, q = _codes(table.column("question_id"))
-    judge_col = pc.fill_null(table.column("judge"), "default")
-    judge_col = pc.if_else(pc.equal(judge_col, ""), "default", judge_col)  # as `or "default"`
-    judges, j = _codes(judge_col)
-    # refs: (state, repeat) of both sides coded together
-    states, s = _codes(pa.chunked_array([parts[0][0], parts[1][0]]))
+    if sides[0][0].type != sides[1][0].type:  # one side a dictionary, the other not
+        sides = [(state.cast(pa.string()), repeat) for state, repeat in sides]
     n = table.num_rows
-    sides = [(s[:n], parts[0][1]), (s[n:], parts[1][1])]
-    del parts, s
-    refs, (ia, ib) = ref_sides(states, sides)
-    same = table.column("same").to_numpy()
-    return LabelTable(qids, refs, judges, q, ia, ib, same, j)
-
-
-GOLD_SCHEMA = pa.schema([("question_id", pa.string()), ("answers", pa.list_(pa.string()))])
-
-
-@_released
-def fast_gold(path: str | Path) -> dict[str, tuple[str, ...]] | None:
-    """Gold of a well-formed snapaudit gold JSONL file, or None (see the module doc)."""
-    table = _read(path, GOLD_SCHEMA)
-    if table is None or not _no_nulls(table, ("question_id", "answers")):
+    qids, q = _codes(cols["question_id"])
+    judges, j = _judges(_column(cols, "judge", n, pa.string()))
+    states, s = _codes(pa.chunked_array(sides[0][0].chunks + sides[1][0].chunks,
+                                        sides[0][0].type), first_seen=False)  # refs: sorted
+    if not all(map(STATE_NAME.match, states)):
         return None
-    answers = table.column("answers").combine_chunks()
+    coded = [(s[:n], sides[0][1]), (s[n:], sides[1][1])]
+    del sides, s
+    refs, (ia, ib) = ref_sides(states, coded)
+    return LabelTable(qids, refs, judges, q, ia, ib, _numpy(cols["same"]), j)
+
+
+def _judges(column: pa.ChunkedArray) -> tuple[list[str], np.ndarray]:
+    """The judge column coded, a null or empty judge read as "default" (as the JSONL
+    reader's ``or "default"``), in order of first appearance."""
+    values, codes = _codes(pc.fill_null(column, "default"))
+    names: dict[str, int] = {}
+    rename = np.array([names.setdefault(v or "default", len(names)) for v in values],
+                      dtype=np.int32)
+    return list(names), rename[codes]
+
+
+def arrow_gold(table: pa.Table) -> dict[str, tuple[str, ...]] | None:
+    """Gold of a well-formed gold table (each question once, each with answers), or None."""
+    cols = conform(table, GOLD)
+    if cols is None:
+        return None
+    answers = cols["answers"].combine_chunks()
     if answers.values.null_count or pc.min(pc.list_value_length(answers)).as_py() < 1:
         return None
-    qids = table.column("question_id").to_pylist()
+    qids = cols["question_id"].to_pylist()
     gold = dict(zip(qids, map(tuple, answers.to_pylist()), strict=True))
     return gold if len(gold) == len(qids) else None

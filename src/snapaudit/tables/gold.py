@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import csv
 import io
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,40 +13,36 @@ from snapaudit.errors import InputError
 from snapaudit.tables.answers import (
     GOLD_FORMATS,
     _field,
-    _json_objects,
-    _lines,
     _str_list,
     _unknown_keys,
-    use_fast_reader,
-    use_template_reader,
+    is_parquet,
+    records,
+    write_table,
 )
+from snapaudit.tables.decoded import gold_table
+from snapaudit.tables.jsonl import Declined, Source, lines, source_of
 from snapaudit.tables.records import GoldRow
 
 
 def read_gold(path: str | Path, fmt: str = "auto", *, fast: bool | None = None
               ) -> dict[str, tuple[str, ...]]:
-    """Gold aliases by question id, from snapaudit JSONL, NQ-open JSONL or DPR TriviaQA TSV
-    (JSONL: the fast reader tried as :func:`snapaudit.tables.answers.use_fast_reader` says)."""
+    """Gold aliases by question id, from snapaudit gold (JSONL or Parquet), NQ-open JSONL or
+    DPR TriviaQA TSV (``fast=False``: the checking reader only)."""
     if fmt not in GOLD_FORMATS:
         raise InputError(f"unknown gold format {fmt!r}; expected one of "
                          f"{', '.join(GOLD_FORMATS)}", path=str(path))
+    source = source_of(path)
     if fmt == "auto":
-        fmt = _sniff_gold(path)
+        fmt = _sniff_gold(source, path)
     if fmt == "triviaqa-dpr":
-        return _read_triviaqa_dpr(path)
-    if fmt == "jsonl" and use_template_reader(path, fast):
-        from snapaudit.tables.templateanswers import template_gold
-
-        table = template_gold(path)  # the usual layouts, without pyarrow's import or parse
-        if table is None and use_fast_reader(path, fast):
-            from snapaudit.tables.columnar import fast_gold
-
-            table = fast_gold(path)
+        return _read_triviaqa_dpr(source, path)
+    if fmt == "jsonl" and fast is not False:
+        table = _gold_table(source)
         if table is not None:
             return table
     gold: dict[str, tuple[str, ...]] = {}
     line_of: dict[str, int] = {}
-    for number, obj in _json_objects(path):
+    for number, obj in records(source, path):
         where: dict[str, Any] = {"path": str(path), "line": number}
         if fmt == "nq-open":
             qid, answers = str(number - 1), _str_list(obj, "answer", where)
@@ -56,6 +51,17 @@ def read_gold(path: str | Path, fmt: str = "auto", *, fast: bool | None = None
             qid, answers = _field(obj, "question_id", str, where), _str_list(obj, "answers", where)
         _add_gold(gold, line_of, qid, answers, where)
     return gold
+
+
+def _gold_table(source: Source) -> dict[str, tuple[str, ...]] | None:
+    if is_parquet(source):
+        from snapaudit.tables.parquet import parquet_gold
+
+        return parquet_gold(source)
+    try:
+        return gold_table(source)
+    except Declined:
+        return None
 
 
 def _add_gold(gold: dict[str, tuple[str, ...]], line_of: dict[str, int], qid: str,
@@ -69,10 +75,12 @@ def _add_gold(gold: dict[str, tuple[str, ...]], line_of: dict[str, int], qid: st
     line_of[qid] = where["line"]
 
 
-def _sniff_gold(path: str | Path) -> str:
+def _sniff_gold(source: Source, path: str | Path) -> str:
     if Path(path).suffix.lower() in (".tsv", ".txt"):
         return "triviaqa-dpr"
-    for _, obj in _json_objects(path):
+    if is_parquet(source):
+        return "jsonl"  # the snapaudit gold layout, in Parquet
+    for _, obj in records(source, path):
         if "question_id" in obj:
             return "jsonl"
         if "answer" in obj and "question" in obj:
@@ -83,11 +91,11 @@ def _sniff_gold(path: str | Path) -> str:
                      "pass the format explicitly", path=str(path))
 
 
-def _read_triviaqa_dpr(path: str | Path) -> dict[str, tuple[str, ...]]:
+def _read_triviaqa_dpr(source: Source, path: str | Path) -> dict[str, tuple[str, ...]]:
     """DPR TriviaQA TSV: ``question \\t "['alias', ...]"``; id = 0-based row number."""
     gold: dict[str, tuple[str, ...]] = {}
     line_of: dict[str, int] = {}
-    for row_no, (number, text) in enumerate(_lines(path)):
+    for row_no, (number, text) in enumerate(lines(source, path)):
         where: dict[str, Any] = {"path": str(path), "line": number}
         cells = next(csv.reader(io.StringIO(text), delimiter="\t"))
         if len(cells) != 2:
@@ -105,10 +113,9 @@ def _read_triviaqa_dpr(path: str | Path) -> dict[str, tuple[str, ...]]:
 
 def write_gold(path: str | Path,
                gold: Mapping[str, Sequence[str]] | Iterable[GoldRow]) -> None:
-    """Write gold JSONL ``{"question_id", "answers"}`` (dict order or row order kept)."""
+    """Write gold JSONL ``{"question_id", "answers"}`` (dict order or row order kept), or
+    Parquet when ``path`` ends in ``.parquet``."""
     rows = ([GoldRow(q, tuple(a)) for q, a in gold.items()] if isinstance(gold, Mapping)
             else list(gold))
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        for row in rows:
-            obj = {"question_id": row.question_id, "answers": list(row.answers)}
-            f.write(json.dumps(obj, ensure_ascii=False, sort_keys=True) + "\n")
+    write_table(path, "gold", rows,
+                lambda row: {"question_id": row.question_id, "answers": list(row.answers)})

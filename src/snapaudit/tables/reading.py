@@ -1,10 +1,10 @@
 """Reading an audit's tables together: the labels file is parsed while the answers are read.
 
-At 10^5 questions x 5 repeats the labels file (1.2 GB) and the answers file (0.35 GB) each take
-seconds to parse, and their readers spend most of it in numpy, which releases the GIL: parsed
-side by side they take about the time of the longer one. The gold file is read in a second
-worker meanwhile. What the caller sees is what reading
-them one after another gives: the same tables, and the same first error (the answers' before
+At 10^5 questions x 5 repeats the labels table and the answers table each take seconds to
+read. pyarrow's Parquet reader and numpy release the GIL, so two Parquet tables are read side
+by side; msgspec's JSONL decode holds it, so two JSONL tables share the interpreter. The gold
+file is read in a second worker meanwhile. What the caller sees is what reading them one
+after another gives: the same tables, and the same first error (the answers' before
 the labels', the labels' before the gold's), because a parse started early only returns a
 table (or None), the checks against the answers run after the answers are read, and the
 gold's result (or its error) is taken last.
@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from snapaudit.tables.answers import parse_labels, read_answers, read_labels
+from snapaudit.tables.answers import read_answers
 from snapaudit.tables.gold import read_gold
+from snapaudit.tables.labels import parse_labels, read_labels
 from snapaudit.tables.labeltable import LabelTable
 from snapaudit.tables.records import AnswerRow, PairLabel
 

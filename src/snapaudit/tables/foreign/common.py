@@ -169,15 +169,15 @@ def _provenance(sources: Sequence[Source], calls: Sequence[tuple[str, Call, Sour
             "excluded_questions": dropped}
 
 
-def write_import(out: str | Path, imported: Imported) -> dict[str, Path]:
-    """Write ``answers.jsonl``, ``gold.jsonl`` (when the logs have targets) and
-    ``provenance.json`` under ``out``; returns their paths by name."""
+def write_import(out: str | Path, imported: Imported, fmt: str = "jsonl") -> dict[str, Path]:
+    """Write ``answers.jsonl``, ``gold.jsonl`` (when the logs have targets; ``.parquet`` for
+    ``fmt="parquet"``) and ``provenance.json`` under ``out``; returns their paths by name."""
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    paths = {"answers": folder / "answers.jsonl", "provenance": folder / "provenance.json"}
+    paths = {"answers": folder / f"answers.{fmt}", "provenance": folder / "provenance.json"}
     write_answers(paths["answers"], imported.rows)
     if imported.gold:
-        paths["gold"] = folder / "gold.jsonl"
+        paths["gold"] = folder / f"gold.{fmt}"
         write_gold(paths["gold"], imported.gold)
     paths["provenance"].write_text(json.dumps(imported.provenance, indent=2, sort_keys=True,
                                               ensure_ascii=False) + "\n", encoding="utf-8")
