@@ -19,9 +19,9 @@ The two alternate, so a slower minute of a shared machine slows both; each round
 printed, and the ratio of the medians over the rounds.
 
 ``--format parquet`` (or ``both``) also writes the tables as Parquet (converted from the JSONL
-by pyarrow) and times analyze on them; ``--baseline SRC`` (repeatable) also times, in each
-round, the package found in the source folder SRC (e.g. a worktree of an older commit) on
-the JSONL tables. Every analyze of a run must write the same results.json bytes (the script fails
+by pyarrow) and times analyze on them; ``--baseline SRC`` also times, in each round, the
+package found in the source folder SRC (e.g. a worktree of an older commit) on the JSONL
+tables. Every analyze of a run must write the same results.json bytes (the script fails
 otherwise), and the medians of each are printed with their ratio to the first.
 
 Usage::
@@ -275,9 +275,8 @@ def main() -> None:
                          "the run that wrote them)")
     ap.add_argument("--format", choices=["jsonl", "parquet", "both"], default="jsonl",
                     help="the tables analyze reads (parquet: converted from the JSONL)")
-    ap.add_argument("--baseline", type=Path, metavar="SRC", action="append",
-                    help="also time the package in this source folder on the JSONL tables "
-                         "(repeatable)")
+    ap.add_argument("--baseline", type=Path, metavar="SRC",
+                    help="also time the package in this source folder on the JSONL tables")
     ap.add_argument("--decoders", type=int, default=0, metavar="LINES",
                     help="also time the JSON decoders on this many label lines")
     ap.add_argument("--pyc", action="store_true",
@@ -309,8 +308,9 @@ def main() -> None:
             env.pop("PYTHONDONTWRITEBYTECODE", None)
             env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
         variants: list[Variant] = []
-        for src in a.baseline or []:
-            variants.append((f"{src} (jsonl)", paths, {**env, "PYTHONPATH": str(src)}))
+        if a.baseline:
+            variants.append((f"baseline {a.baseline} (jsonl)", paths,
+                             {**env, "PYTHONPATH": str(a.baseline)}))
         if a.format in ("jsonl", "both"):
             variants.append(("jsonl", paths, env))
         if a.format in ("parquet", "both"):

@@ -132,6 +132,13 @@ def _answer_table(source: Source) -> Sequence[AnswerRow] | None:
         from snapaudit.tables.parquet import parquet_answers
 
         return parquet_answers(source)
+    if isinstance(source, Path):  # the writers' layouts, parsed with numpy
+        from snapaudit.tables.templateanswers import template_answers
+
+        table = template_answers(source)
+        if table is not None and all(map(STATE_NAME.match, table.states)) \
+                and all(map(str.strip, table.answer_codes[0])):
+            return table
     try:
         return answer_table(source)
     except Declined:

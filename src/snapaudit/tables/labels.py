@@ -32,6 +32,11 @@ def parse_labels(path: str | Path, fast: bool | None = None) -> LabelTable | Non
         from snapaudit.tables.parquet import parquet_labels
 
         return parquet_labels(source)
+    from snapaudit.tables.templatelabels import template_labels
+
+    table = template_labels(source)  # the writers' layouts, parsed with numpy
+    if table is not None:
+        return table
     try:
         return label_table(source)
     except Declined:
