@@ -92,6 +92,7 @@ def test_demo_with_three_corpus_paths(tmp_path: Path) -> None:
     assert "With 3 paths the interval under-covers" in md
     from snapaudit.report.paths import paths_summary
 
-    lines = paths_summary(paths).splitlines()
+    assert outcome.record.paths is not None
+    lines = paths_summary(outcome.record.paths).splitlines()
     assert lines[0].startswith("corpus paths (3, exact): path-averaged D n1->n7 ")
     assert "per path n1→n7 " in lines[0] and "p2.n1→p2.n7" in lines[0] and len(lines) == 2

@@ -41,8 +41,13 @@ def overlaps(rows: list[dict[str, Any]]) -> int:
 
 def abort_once(call: PythonCall, marker: str, qid: str = "q001") -> str:
     """Aborts the process (SIGABRT) on the first call for ``qid`` of the whole run."""
-    if call.question_id == qid and not os.path.exists(marker):
-        Path(marker).write_text(f"{call.state} {call.repeat} {call.attempt}")
+    if call.question_id == qid:
+        try:  # O_EXCL: of two workers that reach the question at once, only one aborts
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return f"answer {call.question_id}"
+        os.write(fd, f"{call.state} {call.repeat} {call.attempt}".encode())
+        os.close(fd)
         os.abort()
     return f"answer {call.question_id}"
 

@@ -47,8 +47,8 @@ def test_a_python_target_with_an_evidence_keyword_is_attributed(tmp_path: Path,
         attribute_run(run_dir, SilentProgress())
     outcome = attribute_run(run_dir, SilentProgress(), documents=_documents(tmp_path))
     assert outcome.table is not None
-    row = outcome.table["questions"]["q000"]
-    assert list(outcome.table["questions"]) == ["q000"]  # the only question that changed
+    row = outcome.table.to_json()["questions"]["q000"]
+    assert list(outcome.table.to_json()["questions"]) == ["q000"]  # the only question that changed
     assert (row["verdict"], row["caused"], row["old"], row["new"]) == (
         CAUSED, ["p"], ["a", "b"], ["a", "p"])
     assert row["documents"] == [{"doc_id": "p", "rank": 2, "sufficiency": 1.0,

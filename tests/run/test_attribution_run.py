@@ -51,7 +51,7 @@ def test_attribution_names_the_planted_document_and_resumes_without_calls(
         assert seeds == {(True, derive_seed(7, "answer", f"q0|s1|{r}", 1)) for r in (1, 2)} | {
             (False, derive_seed(7, "answer", f"q0|s2|{r}", 1)) for r in (1, 2)}
         assert outcome.table is not None
-        rows = outcome.table["questions"]
+        rows = outcome.table.to_json()["questions"]
         assert list(rows) == ["q0"]  # the only question whose answers changed
         assert rows["q0"]["verdict"] == CAUSED and rows["q0"]["caused"] == [planted]
         assert rows["q0"]["flip"] is True and rows["q0"]["agreement"] == 1.0
@@ -111,4 +111,4 @@ def test_a_failed_attribution_resumes_with_only_its_missing_cells(tmp_path: Path
         outcome = attribute_run(run_dir, SilentProgress())
         assert outcome.pending_calls == 2 and len(srv.calls) == before + 2  # nec1 only
     assert outcome.table is not None
-    assert outcome.table["questions"]["q0"]["caused"] == [planted]
+    assert outcome.table.to_json()["questions"]["q0"]["caused"] == [planted]

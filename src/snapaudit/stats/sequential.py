@@ -34,7 +34,6 @@ from snapaudit.stats.bootstrap import Method
 from snapaudit.stats.cluster import Resampling
 from snapaudit.stats.codec import decode
 from snapaudit.stats.gate import GateConfig, evaluate
-from snapaudit.stats.spending import boundaries
 
 ALPHA = 0.05
 MIN_FIRST_BLOCK = 10  # questions: a bootstrap bound on fewer says little
@@ -163,6 +162,8 @@ def take_looks(data: LookData, gate: GateConfig, looks: int, planned: int,
                calls_per_question: int | None = None) -> Sequential:
     """Every look the data reach, in order, stopping at the first that establishes a claim
     (see the module doc). Looks beyond the data are not taken."""
+    from snapaudit.stats.spending import boundaries  # scipy: only when a look is taken
+
     check_design(planned, looks)
     sizes = block_sizes(planned, looks)
     cvals = boundaries([n / planned for n in sizes], ALPHA)
