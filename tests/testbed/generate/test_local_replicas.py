@@ -43,20 +43,25 @@ class FakePrompts:
 
 
 class FakeModel:
-    """Records the calls it ran; holds the keys it ran (when it keeps states)."""
+    """Records the calls it ran; holds the keys it ran (when it keeps states). Its first
+    call waits at ``start`` (when given): every replica then holds a call before any ends."""
 
-    def __init__(self, index: int, keep: bool, gate: threading.Event) -> None:
+    def __init__(self, index: int, keep: bool, gate: threading.Event,
+                 start: threading.Barrier | None = None) -> None:
         self.index = index
         self.prompts = FakePrompts(1 if keep else 0)
         self.kept: set[Hashable] = set()
         self.ran: list[Hashable] = []
         self.closed = False
         self.gate = gate
+        self.start = start
 
     def holds(self, key: Hashable) -> bool:
         return key in self.kept
 
     def answer(self, key: Hashable) -> tuple[Hashable, int]:
+        if self.start is not None and not self.ran:
+            self.start.wait(10)  # a broken barrier (a replica got no call) fails the test
         self.gate.wait(10)
         self.ran.append(key)
         if self.prompts.budget:
@@ -80,35 +85,23 @@ async def run_calls(models: list[Any], keys: list[str]) -> list[tuple[Hashable, 
 
 
 def test_a_repeat_goes_to_the_replica_holding_its_prompt() -> None:
-    models = [FakeModel(i, keep=True, gate=threading.Event()) for i in range(2)]
+    start = threading.Barrier(2)
+    models = [FakeModel(i, keep=True, gate=threading.Event(), start=start) for i in range(2)]
     keys = ["a", "b", "c", "a", "b", "c", "d", "a"]
     out = asyncio.run(run_calls(models, keys))
     assert [k for k, _ in out] == keys  # every call answered once, in its own future
     replica_of: dict[Hashable, int] = {}
     for key, replica in out:
         assert replica_of.setdefault(key, replica) == replica, key  # all on one replica
-    assert sorted(len(m.ran) for m in models) != [0, 8]  # both replicas served calls
+    assert replica_of["a"] != replica_of["b"]  # the first two calls ran at once
+    assert sum(len(m.ran) for m in models) == 8
     assert all(m.closed for m in models)
 
 
 def test_without_saved_states_any_free_replica_takes_a_repeat() -> None:
-    gates = [threading.Event(), threading.Event()]
-    models = [FakeModel(i, keep=False, gate=gates[i]) for i in range(2)]
-
-    async def go() -> list[tuple[Hashable, int]]:
-        pool = LocalReplicas(models)  # type: ignore[arg-type]
-        loop = asyncio.get_running_loop()
-        first = pool.submit(loop, "a", lambda m: m.answer("a"))
-        await asyncio.sleep(0.2)  # replica 0 or 1 holds "a", blocked on its gate
-        second = pool.submit(loop, "a", lambda m: m.answer("a"))
-        for gate in gates:
-            gate.set()
-        try:
-            return list(await asyncio.gather(first, second))
-        finally:
-            await pool.aclose()
-
-    out = asyncio.run(go())
+    start = threading.Barrier(2)  # each replica's first call waits for the other's
+    models = [FakeModel(i, keep=False, gate=threading.Event(), start=start) for i in range(2)]
+    out = asyncio.run(run_calls(models, ["a", "a"]))
     assert {replica for _, replica in out} == {0, 1}
 
 

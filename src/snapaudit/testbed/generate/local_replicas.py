@@ -68,7 +68,9 @@ class LocalReplicas:
         self._started = True
         for i in range(len(self.models)):
             self._alive += 1
-            threading.Thread(target=self._work, args=(i,), name=f"snapaudit-llm-{i}",
+            # one name for all: the CLI exits at once past a call abandoned by Ctrl-C
+            # (snapaudit.cli._exit_now_if_a_model_call_was_abandoned looks for it)
+            threading.Thread(target=self._work, args=(i,), name="snapaudit-llm",
                              daemon=True).start()
 
     def _work(self, i: int) -> None:
