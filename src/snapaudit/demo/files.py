@@ -34,12 +34,15 @@ def _jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 def demo_protocol(files_root: Path, *, repeats: int = 2, seed: int = 7,
-                  n_questions: int | None = None, top_k: int = 4, threads: int = 2) -> str:
+                  n_questions: int | None = None, top_k: int = 4, threads: int = 1) -> str:
     """The demo protocol TOML: testbed states n0, n1, n3, n7 over the world's 7 shards,
     old n1 / new n7, the embedded local generator and the rule judge.
 
     ``top_k`` defaults to 4, not the study's 8: the embedded model prefills only tens of
-    tokens per second on a small CPU, and every document costs ~20 tokens per call."""
+    tokens per second on a small CPU, and every document costs ~20 tokens per call. One
+    thread per model: the generator runs one model per core it may use (``replicas``), and
+    ``[run] concurrency = 8`` queues a question's 8 calls at once, so a repeat waits on the
+    replica holding its prompt's state (docs/generators.md)."""
     size = n_questions if n_questions is not None else 10_000
     root = files_root.as_posix()
     return f"""# The snapaudit demo: an invented world with planted changes (docs/demo.md).
@@ -90,7 +93,7 @@ draws = 2000
 seed = {seed}
 
 [run]
-concurrency = 1
+concurrency = 8
 """
 
 
