@@ -19,7 +19,7 @@ from snapaudit.errors import ConfigError, LockError
 from snapaudit.hashing import sha256_file, sha256_json
 from snapaudit.progress import Progress
 from snapaudit.run.answers import max_answer_bytes
-from snapaudit.run.bound_systems import check_systems, live_specs
+from snapaudit.run.bound_systems import CallImportsRecord, check_systems, live_specs
 from snapaudit.run.context import RunContext
 from snapaudit.run.dialect import resolve_dialects
 from snapaudit.run.execution.batch_calls import check_batch_mode
@@ -134,7 +134,10 @@ async def _run_audit(protocol: Protocol, rd: RunDir, base: Path, progress: Progr
             initialize_run(protocol, rd, manifest, base)
         else:
             verify_run_files(rd, protocol)
-        check_systems(rd.ledger(), live_specs(protocol, base, systems))  # the code as begun
+        note = check_systems(rd.ledger(), live_specs(protocol, base, systems), base_dir=base)
+        if note is not None:  # nothing was accepted yet: the run starts again
+            progress.info(note)
+        CallImportsRecord(rd.ledger()).watch(systems)  # what calls import is bound too
         run = _open(protocol, rd, base, progress, systems)
         run.resources = resources
         await _stages(run)
