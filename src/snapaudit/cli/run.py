@@ -167,7 +167,7 @@ def _check_finished_systems(protocol: Protocol, run_dir: Path, base_dir: Path) -
     live = live_specs(protocol, base_dir, {})
     if live is not None:
         with RunDir(run_dir, read_only=True) as rd:
-            check_systems(rd.ledger(), live, record=False)
+            check_systems(rd.ledger(), live, record=False, base_dir=base_dir)
 
 
 def _toml_str(text: str) -> str:

@@ -21,7 +21,7 @@ from snapaudit.progress import Progress
 from snapaudit.results import RunResults, write_results
 from snapaudit.run.analysis.results import run_results
 from snapaudit.run.answers import max_answer_bytes
-from snapaudit.run.bound_systems import check_systems, live_specs
+from snapaudit.run.bound_systems import CallImportsRecord, check_systems, live_specs
 from snapaudit.run.context import RunContext
 from snapaudit.run.dialect import resolve_dialects
 from snapaudit.run.execution.batch_calls import check_batch_mode
@@ -147,7 +147,10 @@ async def _run_audit(protocol: Protocol, rd: RunDir, base: Path, progress: Progr
             initialize_run(protocol, rd, manifest, base)
         else:
             verify_run_files(rd, protocol)
-        check_systems(rd.ledger(), live_specs(protocol, base, systems))  # the code as begun
+        note = check_systems(rd.ledger(), live_specs(protocol, base, systems), base_dir=base)
+        if note is not None:  # nothing was accepted yet: the run starts again
+            progress.info(note)
+        CallImportsRecord(rd.ledger()).watch(systems)  # what calls import is bound too
         run = _open(protocol, rd, base, progress, systems)
         run.resources = resources
         planned = len(run.questions)  # the cohort; a sequential run may use a prefix

@@ -31,12 +31,16 @@ def http(protocol: Protocol, state: str, run_dir: Path, base_dir: Path | None,
 
 def python(protocol: Protocol, state: str, run_dir: Path, base_dir: Path | None,
            resources: RunResources | None) -> System:
+    """The run's states share one :class:`~snapaudit.systems.python_slots.SlotGroups`: a
+    sync target two states share is never entered twice at once."""
     from snapaudit.systems.config import PythonSystemConfig
     from snapaudit.systems.python import PythonSystem
+    from snapaudit.systems.python_slots import SlotGroups
 
     cfg = protocol.systems[state]
     assert isinstance(cfg, PythonSystemConfig)
-    return PythonSystem(state, cfg, protocol.run, base_dir)
+    groups = resources.shared("python-slots", SlotGroups) if resources is not None else None
+    return PythonSystem(state, cfg, protocol.run, base_dir, groups)
 
 
 def testbed(protocol: Protocol, state: str, run_dir: Path, base_dir: Path | None,

@@ -58,7 +58,8 @@ class PythonSystemConfig(Frozen):
 
     target: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")  # "pkg.module:function"
     kwargs: dict[str, Any] = Field(default_factory=dict)
-    # a folder put first on sys.path before importing the target (relative to the protocol)
+    # a folder put first on sys.path while the target's code runs (its import, setup, each
+    # call) and removed after (relative to the protocol): snapaudit.systems.python_call
     python_path: str | None = None
     # index and model files (or folders) the answers depend on, relative to the protocol:
     # their sizes and SHA-256 are bound into the system's spec (snapaudit.systems.python_code)
@@ -68,7 +69,8 @@ class PythonSystemConfig(Frozen):
     # target as the keyword ``resources``; its module is bound into the spec like the target's
     setup: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
     # calls of this state at once; None: [run] concurrency for an async or thread-safe
-    # target, 1 for a sync one (one model object called from two threads can crash)
+    # target, 1 for a sync one (one model object called from two threads can crash); a sync
+    # target's slots are shared by the states sharing its function or modules (python_slots)
     max_concurrency: int | None = Field(default=None, ge=1, le=4096)
     thread_safe: bool = False
     # "process": a pool of max_concurrency worker processes (snapaudit.systems.workers): a

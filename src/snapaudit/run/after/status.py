@@ -35,6 +35,7 @@ class LockInfo:
     stage: str
     record_hash: str
     content: dict[str, str]
+    history: dict[str, str] | None = None  # a version-2 lock's attempt history (not hashed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +102,8 @@ def _status(rd: RunDir) -> RunStatus:
     names = sorted(set(counts) | set(planned), key=_stage_order)
     stages = [StageStatus(s, planned.get(s), len(ledger.accepted_keys(s)),
                           counts.get(s, {}), _failures(ledger, s)) for s in names]
-    locks = [LockInfo(r.seq, r.stage, h, r.content) for r, h in zip(records, hashes, strict=True)]
+    locks = [LockInfo(r.seq, r.stage, h, r.content, r.history)
+             for r, h in zip(records, hashes, strict=True)]
     results_path = rd.results_path
     gate: bool | None = None
     label: str | None = None
@@ -152,7 +154,7 @@ def format_status(status: RunStatus) -> str:
     for lk in status.locks:
         look = (f"  look {lk.content.get('look')}: {lk.content.get('questions')} questions, "
                 f"{lk.content.get('decision')}" if lk.stage == "look" else "")
-        lines.append(f"  {lk.seq}. {lk.stage:<10} {lk.record_hash[:16]}{look}")
+        lines.append(f"  {lk.seq}. {lk.stage:<10} {lk.record_hash[:16]}{look}{covers(lk)}")
     lines.append("")
     if status.results:
         lines.append(f"results.json written; verdict: {status.verdict or '-'}")
@@ -160,6 +162,17 @@ def format_status(status: RunStatus) -> str:
         lines.append("results.json not written yet")
     lines += integrity_lines(status)
     return "\n".join(lines)
+
+
+def covers(lock: LockInfo) -> str:
+    """What a lock's hash binds, in words (ledger stages; gold says its file by name)."""
+    cells = lock.content.get("n_cells", lock.content.get("answers_n_cells"))
+    if cells is None:
+        return ""
+    if lock.history is None:  # a version-1 lock bound every attempt too
+        return f"  binds {cells} accepted cells and every attempt"
+    attempts = lock.history.get("n_attempts", lock.history.get("answers_n_attempts", "?"))
+    return f"  binds {cells} accepted cells ({attempts} attempts checked, not hashed)"
 
 
 def integrity_lines(status: RunStatus) -> list[str]:

@@ -17,6 +17,10 @@ NO_RESPONSE: frozenset[str] = frozenset({
     "timeout", "connection", "worker_died", "batch_expired", "batch_cancelled",
     "batch_failed", "batch_missing_result"})
 
+# meta: the last attempt id before a run started again (a Python system's code changed before
+# any cell was accepted, snapaudit.run.bound_systems); seeds count only the attempts after it
+RESTART_KEY = "seeds_after_attempt"
+
 
 class AttemptTable(LedgerStore):
     """Writes and reads of ``attempts``; the outcome of an attempt is written once."""
@@ -56,13 +60,16 @@ class AttemptTable(LedgerStore):
         the request's result) is retried
         with the same seed, so a resumed run draws what an uninterrupted one draws; the seed
         advances only after a response that was unusable. The first attempt's index is 1
-        (= its attempt number), so a run that never fails has the seeds it always had."""
+        (= its attempt number), so a run that never fails has the seeds it always had.
+        Attempts before a restart (:data:`RESTART_KEY`) do not count: a run started again
+        draws what a fresh one draws."""
         marks = ", ".join("?" * len(NO_RESPONSE))
         row = self._db.execute(
             "SELECT COUNT(*) FROM attempts WHERE stage=? AND cell_key=? AND attempt_no<? "
+            "AND id > (SELECT COALESCE(MAX(CAST(value AS INTEGER)), 0) FROM meta WHERE key=?) "
             "AND outcome IS NOT NULL AND outcome != 'interrupted' AND NOT "
             f"(outcome = 'transport_invalid' AND COALESCE(reason, '') IN ({marks}))",
-            (stage, cell_key, attempt_no, *sorted(NO_RESPONSE))).fetchone()
+            (stage, cell_key, attempt_no, RESTART_KEY, *sorted(NO_RESPONSE))).fetchone()
         return int(row[0]) + 1
 
     def attempt_no(self, attempt_id: int) -> int:

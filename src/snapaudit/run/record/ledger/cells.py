@@ -117,11 +117,15 @@ class CellTable(AttemptTable):
         return counts
 
     def content_hashes(self, stage: str) -> dict[str, str]:
-        """Hashes of a stage's ledger content: accepted cells and every attempt (each accepted
-        cell is checked by :meth:`verify_cells` first, so a lock never binds an edited cell)."""
+        """Hashes of a stage's ledger content (each accepted cell is checked by
+        :meth:`verify_cells` first, so a lock never binds an edited cell): what was accepted
+        (``accepted_sha256``: each cell's key and payload hash, ``n_cells``) and how
+        (``cells_sha256``: key, accepted attempt and payload; ``attempts_sha256``: every
+        attempt row; ``n_attempts``)."""
         self.verify_cells(stage)
         cells = self._db.execute(
-            "SELECT cell_key, attempt_id, payload FROM cells WHERE stage=? ORDER BY cell_key",
+            "SELECT cell_key, attempt_id, payload, payload_hash FROM cells WHERE stage=? "
+            "ORDER BY cell_key",
             (stage,),
         ).fetchall()
         attempts = self._db.execute(
@@ -130,7 +134,8 @@ class CellTable(AttemptTable):
             (stage,),
         ).fetchall()
         return {
-            "cells_sha256": sha256_json([[k, a, json.loads(p)] for k, a, p in cells]),
+            "accepted_sha256": sha256_json([[k, h] for k, _, _, h in cells]),
+            "cells_sha256": sha256_json([[k, a, json.loads(p)] for k, a, p, _ in cells]),
             "n_cells": str(len(cells)),
             "attempts_sha256": sha256_json([list(r) for r in attempts]),
             "n_attempts": str(len(attempts)),
