@@ -71,7 +71,7 @@ def command(answers: Path, labels: Path | None, gold: Path | None, gold_format: 
     result = analyze(rows, config=config, labels=labs, gold=gold_map)
     from snapaudit.report.summary import render_text  # the report layer, once there is a result
 
-    click.echo(render_text(result), nl=False)
+    click.echo(render_text(result, rows, labs), nl=False)
     if json_out is not None:
         atomic.write_text(json_out, json.dumps(result.to_json(), indent=2, ensure_ascii=False,
                                               allow_nan=False) + "\n")

@@ -30,7 +30,7 @@ def command(out: Path, questions: int, seed: int, overrides: tuple[str, ...],
     write the report. No network, no GPU, no API key."""
     from snapaudit.demo.run import DemoConfig, run_demo
     from snapaudit.report.model import num
-    from snapaudit.report.summary import results_summary
+    from snapaudit.report.summary import run_summary
     from snapaudit.stats.results import result_from_json
 
     progress = make_progress(progress_kind)
@@ -41,7 +41,7 @@ def command(out: Path, questions: int, seed: int, overrides: tuple[str, ...],
     finally:
         progress.close()
 
-    click.echo(results_summary(result_from_json(outcome.results)), nl=False)
+    click.echo(run_summary(outcome.run_dir, result_from_json(outcome.results)), nl=False)
     if "paths" in outcome.results:
         from snapaudit.report.paths import paths_summary
 

@@ -55,7 +55,7 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
     """Run (or resume) the audit of PROTOCOL.toml and write results.json; a finished run
     only prints its summary."""
     from snapaudit.errors import ConfigError
-    from snapaudit.report.summary import results_summary
+    from snapaudit.report.summary import run_summary
     from snapaudit.run.engine import run_audit
     from snapaudit.run.record.protocol import load_protocol
     from snapaudit.run.record.rundir import RunDir
@@ -100,7 +100,7 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
             _check_finished_systems(protocol, target, protocol_path.resolve().parent)
             click.echo(f"run already complete: {target} is read-only; its results were "
                        "verified, not re-written")
-            click.echo(results_summary(results), nl=False)
+            click.echo(run_summary(target, results), nl=False)
             exit_on(fail_on, results.verdict(), results.extra.get("review"))
             return
     progress = make_progress(progress_kind)
@@ -119,7 +119,7 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
     from snapaudit.stats.results import read_results
 
     typed = outcome.analysis or read_results(outcome.results_path)
-    click.echo(results_summary(typed), nl=False)
+    click.echo(run_summary(target, typed), nl=False)
     exit_on(fail_on, typed.verdict(), outcome.results.get("review"))
 
 

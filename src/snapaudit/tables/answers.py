@@ -161,7 +161,7 @@ def read_answers(path: str | Path, *, fast: bool | None = None) -> Sequence[Answ
             return table  # else the line-by-line reader below names the bad line
     rows: list[AnswerRow] = []
     lines: dict[tuple[str, str, int], int] = {}
-    allowed = {"question_id", "state", "repeat", "answer", "doc_ids", "question", "cluster"}
+    allowed = set(AnswerRow.__match_args__)  # every field of a row
     for number, obj in _json_objects(path):
         where: dict[str, Any] = {"path": str(path), "line": number}
         _unknown_keys(obj, allowed, where)
@@ -173,7 +173,12 @@ def read_answers(path: str | Path, *, fast: bool | None = None) -> Sequence[Answ
             doc_ids=_str_list(obj, "doc_ids", where, optional=True),
             question=_field(obj, "question", str, where, optional=True),
             cluster=_field(obj, "cluster", str, where, optional=True),
+            doc_hashes=_str_list(obj, "doc_hashes", where, optional=True),
         )
+        hashes, ids = row.doc_hashes, row.doc_ids
+        if hashes is not None and (ids is None or len(hashes) != len(ids)):
+            raise InputError("field 'doc_hashes' must hold one hash per entry of 'doc_ids'",
+                             **where)
         if not row.answer.strip():
             raise InputError("empty answer: an answer must have at least one non-space "
                              "character (a system that gave no answer is a failed call, "
@@ -245,12 +250,10 @@ def write_answers(path: str | Path, rows: Iterable[AnswerRow]) -> None:
         for row in rows:
             obj: dict[str, Any] = {"question_id": row.question_id, "state": row.state,
                                    "repeat": row.repeat, "answer": row.answer}
-            if row.doc_ids is not None:
-                obj["doc_ids"] = list(row.doc_ids)
-            if row.question is not None:
-                obj["question"] = row.question
-            if row.cluster is not None:
-                obj["cluster"] = row.cluster
+            for key in ("doc_ids", "question", "cluster", "doc_hashes"):
+                value = getattr(row, key)
+                if value is not None:
+                    obj[key] = list(value) if isinstance(value, tuple) else value
             f.write(json.dumps(obj, ensure_ascii=False, sort_keys=True) + "\n")
 
 
