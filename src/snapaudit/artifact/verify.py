@@ -161,7 +161,9 @@ def check_tables(root: Path, protocol: dict[str, Any], answers: Sequence[AnswerR
     for row in answers:
         cell = cells.pop(AnswerKey(row.question_id, row.state, row.repeat).encode(), None)
         ids = list(row.doc_ids) if row.doc_ids is not None else None
-        if cell is None or cell.get("answer") != row.answer or cell.get("doc_ids") != ids:
+        hashes = list(row.doc_hashes) if row.doc_hashes is not None else None
+        if cell is None or cell.get("answer") != row.answer or cell.get("doc_ids") != ids \
+                or cell.get("doc_hashes") != hashes:
             report.failures.append(f"tables/answers.jsonl: row {row.question_id}/{row.state}/"
                                    f"{row.repeat} differs from the answer ledger")
     report.failures += [f"tables/answers.jsonl: ledger cell {k} missing" for k in sorted(cells)]

@@ -59,7 +59,7 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
     """Run (or resume) the audit of PROTOCOL.toml and write results.json; a finished run
     only prints its summary."""
     from snapaudit.errors import ConfigError
-    from snapaudit.report.summary import results_summary
+    from snapaudit.report.summary import run_summary
     from snapaudit.run.engine import run_audit
     from snapaudit.run.record.protocol import load_protocol
     from snapaudit.run.record.rundir import RunDir
@@ -106,7 +106,7 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
             _check_finished_systems(protocol, target, protocol_path.resolve().parent)
             click.echo(f"run already complete: {target} is read-only; its results were "
                        "verified, not re-written")
-            click.echo(results_summary(results), nl=False)
+            click.echo(run_summary(target, results), nl=False)
             exit_on(fail_on, results.verdict(), results.review)
             return
     progress = make_progress(progress_kind)
@@ -122,7 +122,7 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
         click.echo(f"run already complete: every stage of {target} is locked; results "
                    "re-checked")
     click.echo(f"wrote {outcome.results_path}")
-    click.echo(results_summary(outcome.record), nl=False)
+    click.echo(run_summary(target, outcome.record), nl=False)
     exit_on(fail_on, outcome.record.verdict(), outcome.record.review)
 
 

@@ -33,5 +33,7 @@ def check_evaluable(protocol: Protocol) -> None:
             f'([judge] kind = "llm" | "rule" | "labels"), or {fix}.')
     if judge.kind == "rule" and protocol.answers.kind == "long":
         raise ProtocolError(
-            "the rule judge decides short answers only; answers.kind = 'long' needs "
-            '[judge] kind = "llm" (the long-form prompt) or kind = "labels".')
+            "the rule judge decides short answers and single sentences only; answers.kind = "
+            "'long' needs [judge] kind = \"llm\" (the long-form prompt) or kind = \"labels\". "
+            "One-sentence answers, offline: keep answers.kind = \"short\" with the rule judge "
+            'and [gate] profile = "long-form" (the semantic kernel alone).')

@@ -33,6 +33,18 @@ class HttpSystemConfig(Frozen):
     doc_ids_path: str | None = "doc_ids"
     headers: dict[str, str] = Field(default_factory=dict)
     auth: AuthConfig | None = None
+    # dotted path to the retrieved documents' texts (one per id): kept as their SHA-256, so
+    # a document whose text changed under the same id is reported as changed
+    doc_texts_path: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """``doc_texts_path`` is written only when set: protocols without it keep their
+        hashes."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("doc_texts_path") is None:
+            data.pop("doc_texts_path", None)
+        return data
 
 
 class ModelPrice(Frozen):

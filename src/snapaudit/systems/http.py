@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from snapaudit.errors import ConfigError, TransportInvalid
-from snapaudit.systems.base import AnswerCall, AnswerOutcome
+from snapaudit.systems.base import AnswerCall, AnswerOutcome, text_hashes
 from snapaudit.systems.config import HttpSystemConfig, RunConfig
 from snapaudit.systems.failure import R
 from snapaudit.systems.redact import register_secret
@@ -121,8 +121,12 @@ class HttpSystem:
         answer = lookup(reply, self.config.answer_path)
         if not isinstance(answer, str):
             raise TransportInvalid(R.SCHEMA, detail=f"no string at '{self.config.answer_path}'")
-        return AnswerOutcome(answer=answer, doc_ids=self._doc_ids(reply), latency_s=latency,
-                             meta={"replica": replica} if replica else {})
+        ids = self._doc_ids(reply)
+        texts = (None if self.config.doc_texts_path is None
+                 else lookup(reply, self.config.doc_texts_path))
+        return AnswerOutcome(answer=answer, doc_ids=ids, latency_s=latency,
+                             meta={"replica": replica} if replica else {},
+                             doc_hashes=text_hashes(ids, None if texts is _MISSING else texts))
 
     def _doc_ids(self, reply: Any) -> tuple[str, ...] | None:
         if self.config.doc_ids_path is None:

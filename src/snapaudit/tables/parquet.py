@@ -86,16 +86,19 @@ def parquet_records(source: Source, path: str | Path) -> Iterator[tuple[int, dic
         raise InputError(f"not a readable Parquet file: {exc}", path=str(path)) from None
 
 
+LISTS = ("doc_ids", "doc_hashes")  # the list-of-string fields of an answer row
+
+
 def _answers(rows: Iterable[AnswerRow]) -> pa.Table:
     rows = list(rows)
     cols: dict[str, list[Any]] = {k: [getattr(r, k) for r in rows] for k in
                                   ("question_id", "state", "repeat", "answer")}
-    for key in ("doc_ids", "question", "cluster"):
+    for key in ("doc_ids", "question", "cluster", "doc_hashes"):
         values = [getattr(r, key) for r in rows]
         if any(v is not None for v in values):  # as JSONL: a field no row has is left out
             cols[key] = [None if v is None else list(v) for v in values] \
-                if key == "doc_ids" else values
-    types = {"repeat": pa.int64(), "doc_ids": pa.list_(pa.string())}
+                if key in LISTS else values
+    types = {"repeat": pa.int64(), **{k: pa.list_(pa.string()) for k in LISTS}}
     return pa.table({k: pa.array(v, types.get(k, pa.string())) for k, v in cols.items()})
 
 

@@ -18,6 +18,9 @@ class AnswerRow:
     # optional cluster label (shared source document, topic, template): the bootstrap then
     # resamples whole clusters (snapaudit.stats.cluster)
     cluster: str | None = None
+    # optional content hashes of the documents of ``doc_ids`` (one each, same order): a
+    # document whose text changed under the same id is then told apart (stats.overlap)
+    doc_hashes: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -18,7 +18,7 @@ from snapaudit.run.record import cohort
 from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.stages.base import Cell, Stage, run_stage
 from snapaudit.run.stages.keys import AnswerKey
-from snapaudit.run.stages.payloads import answer_result
+from snapaudit.run.stages.payloads import answer_result, doc_hashes_of
 from snapaudit.systems.base import AnswerCall, Evidence, System
 from snapaudit.tables import AnswerRow
 
@@ -76,7 +76,8 @@ def answer_rows(ledger: Ledger, questions: Sequence[cohort.Question] | Mapping[s
         ids = cell.payload.get("doc_ids")
         rows.append(AnswerRow(key.question_id, key.state, key.repeat, cell.payload["answer"],
                               tuple(ids) if ids is not None else None,
-                              text.get(key.question_id), cluster.get(key.question_id)))
+                              text.get(key.question_id), cluster.get(key.question_id),
+                              doc_hashes_of(cell.payload)))
     if order is None:
         return rows
     return sorted(rows, key=lambda r: (order.get(r.question_id, -1), r.state, r.repeat))

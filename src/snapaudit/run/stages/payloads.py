@@ -16,11 +16,22 @@ from snapaudit.tables import AnswerRef, PairLabel
 
 def answer_result(out: AnswerOutcome, max_bytes: int, latency: bool = True) -> CellResult:
     """The accepted payload of one answer, metered (TransportInvalid unless it is a
-    nonempty answer of at most ``max_bytes`` UTF-8 bytes)."""
+    nonempty answer of at most ``max_bytes`` UTF-8 bytes). ``doc_hashes`` (the documents'
+    content hashes) is in the payload only when the system reported them, so the payloads
+    (and locks) of systems that do not are unchanged."""
     validate_answer(out.answer, max_bytes)
     doc_ids = list(out.doc_ids) if out.doc_ids is not None else None
-    return CellResult({"answer": out.answer, "doc_ids": doc_ids}, dict(out.usage),
-                      (out.latency_s or None) if latency else None, dict(out.meta))
+    payload: dict[str, Any] = {"answer": out.answer, "doc_ids": doc_ids}
+    if out.doc_hashes is not None:
+        payload["doc_hashes"] = list(out.doc_hashes)
+    return CellResult(payload, dict(out.usage), (out.latency_s or None) if latency else None,
+                      dict(out.meta))
+
+
+def doc_hashes_of(payload: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The content hashes an accepted answer payload recorded (None: none recorded)."""
+    hashes = payload.get("doc_hashes")
+    return tuple(hashes) if hashes is not None else None
 
 
 def labels_payload(key: JudgeKey, verdict: dict[tuple[str, str], bool],
