@@ -16,6 +16,7 @@ from snapaudit.run.execution.batch_status import batch_lines, batch_summary
 from snapaudit.run.execution.failures import describe, endpoint_of
 from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.record.locks import content_now, verify_chain, verify_run_files
+from snapaudit.run.record.review_store import checked_label_locks
 from snapaudit.run.record.rundir import LEDGER_NAME, RunDir
 
 
@@ -117,6 +118,9 @@ def _status(rd: RunDir) -> RunStatus:
     bound = {ledger_stage.get(s, s) for s in locked}
     if "attribution" in locked:  # the attribution lock also binds its judge packets
         bound.add(f"attribution:{judge_stage}")
+    for lock in checked_label_locks(ledger):  # snapaudit review: an annotator's label lock
+        locked.append(lock.stage)
+        bound.add(lock.stage)
     open_checked = {s: n for s, n in rd.cells_verified.items() if s not in bound}
     return RunStatus(rd.path, protocol.name, stages, locks, results_path.exists(), gate,
                      verdict=label, locked_verified=locked, open_verified=open_checked,
