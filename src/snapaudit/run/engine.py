@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 from snapaudit import tables
 from snapaudit.errors import ConfigError, LockError
 from snapaudit.hashing import sha256_file, sha256_json
+from snapaudit.judge.registry import judge_kind
 from snapaudit.progress import Progress
 from snapaudit.run.answers import max_answer_bytes
 from snapaudit.run.bound_systems import check_systems, live_specs
 from snapaudit.run.context import RunContext
 from snapaudit.run.dialect import resolve_dialects
-from snapaudit.run.execution.batch_calls import check_batch_mode
 from snapaudit.run.execution.interrupt import interruptible
 from snapaudit.run.gate_profile import check_evaluable, effective_gate
 from snapaudit.run.preflight import needs_systems, preflight
@@ -43,6 +43,7 @@ from snapaudit.run.record.protocol import (
 )
 from snapaudit.run.record.rundir import RunDir
 from snapaudit.run.stages.answer import answer_rows, answer_stage
+from snapaudit.run.stages.batch_calls import check_batch_mode
 from snapaudit.run.stages.retrieval import locked_evidence, retrieval_stage
 from snapaudit.run.stages.semantic import pair_labels, semantic_stage
 from snapaudit.run.systems import build_system, run_resources
@@ -226,7 +227,7 @@ def _analyze(run: RunContext) -> RunOutcome:
         benchmark=p.gold.benchmark, draws=p.bootstrap.draws, seed=p.bootstrap.seed,
         bootstrap=p.bootstrap.method,
         permutations=p.bootstrap.permutations, gate=effective_gate(p),
-        primary_judge=p.judge.name if p.judge.kind != "none" else None)
+        primary_judge=p.judge.name if judge_kind(p.judge.kind).labels else None)
     rows = answer_rows(run.ledger, run.questions)
     labels = pair_labels(run)
     result = analyze(rows, config=config, labels=labels, gold=gold)
