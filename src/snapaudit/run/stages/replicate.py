@@ -44,6 +44,7 @@ from snapaudit.run.stages.sample import hash_sample
 from snapaudit.stats.analysis import AnalysisConfig, AnalysisResult, analyze
 from snapaudit.stats.bootstrap import Interval, whole_question_bootstrap
 from snapaudit.systems.base import Evidence, System
+from snapaudit.systems.resources import RunResources
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
 from snapaudit.testbed.generate.config import GeneratorConfig
 
@@ -197,18 +198,22 @@ async def replicate_run_dir(run_dir: Path, generator: GeneratorConfig, sample: i
                            protocol.design.repeats, protocol.bootstrap.draws,
                            protocol.gold.benchmark, protocol.judge.name, protocol.judge.scope,
                            max_answer_bytes(protocol))
-    policy = retry_policy(protocol.run, protocol.design.seed)
+    resources = RunResources()  # this replication's: one generator, its keys (secrets)
+    policy = retry_policy(protocol.run, protocol.design.seed, secrets=resources.secrets)
     questions = {row.question_id: row.question or "" for row in answers}
-    judge = build_judge(judge_config)
     try:
-        with rd:
-            ledger = rd.ledger()
-            result = await run_replication(
-                ledger, answers, labels, questions, locked_evidence(ledger),
-                lambda s: TestbedSystem(s, generator, _no_sources), judge, plan, policy,
-                progress, gold)
+        judge = build_judge(judge_config, resources)
+        try:
+            with rd:
+                ledger = rd.ledger()
+                result = await run_replication(
+                    ledger, answers, labels, questions, locked_evidence(ledger),
+                    lambda s: TestbedSystem(s, generator, _no_sources, resources), judge, plan,
+                    policy, progress, gold)
+        finally:
+            await judge.aclose()
     finally:
-        await judge.aclose()
+        await resources.aclose()
     out = rd.replication(name)
     out.parent.mkdir(parents=True, exist_ok=True)
     body = {**result.to_json(), "generator": generator.model_dump(mode="json"),
