@@ -72,3 +72,29 @@ def test_malformed_keys_are_refused() -> None:
     with pytest.raises(ValueError):
         AttributionJudgeKey.decode("q1")
     assert endpoint_of("answer", "no key") == "answer"  # unparseable: the stage
+
+
+def test_every_cell_names_the_endpoint_its_stored_key_gives_back() -> None:
+    """The executor paces per the endpoint a cell names; status reads the same endpoint back
+    from the stored key (endpoint_of): answers and retrievals per state, judges per stage."""
+    from typing import Any, cast
+
+    from snapaudit.judge.config import JudgeConfig
+    from snapaudit.judge.rule import RuleJudge
+    from snapaudit.run.record.cohort import Question
+    from snapaudit.run.stages.answer import answer_cells
+    from snapaudit.run.stages.judge import judge_cells
+    from snapaudit.run.stages.retrieval import retrieval_cell
+    from snapaudit.tables import AnswerRef
+
+    system = cast(Any, object())  # building a cell calls nothing
+    named = [("answer", c.key.encode(), c.endpoint) for c in answer_cells(
+        {"old": system, "new": system}, {"a|b": "?", "q2": "?"}, ["old", "new"], 2, {}, 512)]
+    named += [("retrieval", c.key.encode(), c.endpoint) for c in (
+        retrieval_cell(system, Question("a|b", "?"), s, p) for s in ("old", "new") for p in (1, 2))]
+    judge = RuleJudge(JudgeConfig(kind="rule", name="j"))
+    named += [("judge:j", c.key.encode(), c.endpoint) for c in judge_cells(
+        judge, "a|b", "?", [(AnswerRef("old", 1), "x"), (AnswerRef("new", 1), "y")], 0)]
+    assert len(named) == 8 + 4 + 1
+    assert all((endpoint or stage) == endpoint_of(stage, key) for stage, key, endpoint in named)
+    assert {e for s, _, e in named if s != "judge:j"} == {"old", "new"}

@@ -55,17 +55,26 @@ def answer_cell(system: System, key: A, asked: AnswerCall, max_bytes: int, *,
     return Cell(key, {**key.fields(), **(extra or {})}, call, batched, endpoint)
 
 
+def answer_cells(systems: Mapping[str, System], questions: Mapping[str, str],
+                 states: Sequence[str], repeats: int,
+                 evidence: Mapping[tuple[str, str], Evidence | None], max_bytes: int,
+                 batch: BatchCalls | None = None) -> list[Cell[AnswerKey]]:
+    """Every answer cell of the schedule (``questions``: id -> text, in cohort order); each
+    names its state as its endpoint (each state's own system)."""
+    keys = [AnswerKey(sc.question_id, sc.state, sc.repeat)
+            for sc in answer_schedule(list(questions), states, repeats)]
+    return [answer_cell(systems[k.state], k,
+                        ask(k, questions[k.question_id], evidence.get((k.question_id, k.state))),
+                        max_bytes, batch=batch, endpoint=k.state) for k in keys]
+
+
 async def answer_stage(run: RunContext, evidence: Mapping[tuple[str, str], Evidence | None],
                        max_bytes: int) -> None:
-    """Every scheduled answer cell, then the answer lock. Each cell's endpoint is its state."""
+    """Every scheduled answer cell, then the answer lock."""
     text = {q.question_id: q.question for q in run.questions}
     batch = BatchCalls(run.protocol)  # run.mode = "batch": provider batch APIs
-    keys = [AnswerKey(sc.question_id, sc.state, sc.repeat)
-            for sc in answer_schedule(list(text), run.protocol.states.order,
-                                      run.protocol.design.repeats)]
-    cells = [answer_cell(run.systems[k.state],
-                         k, ask(k, text[k.question_id], evidence.get((k.question_id, k.state))),
-                         max_bytes, batch=batch, endpoint=k.state) for k in keys]
+    cells = answer_cells(run.systems, text, run.protocol.states.order,
+                         run.protocol.design.repeats, evidence, max_bytes, batch)
     per_endpoint = run.protocol.system.kind == "http"
     await run_stage(run.ledger, Stage(STAGE, cells, model=billed_model(run.systems.values())),
                     run.policy(not per_endpoint), run.progress, run.protocol.run)
