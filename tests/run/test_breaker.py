@@ -15,6 +15,7 @@ import pytest
 from snapaudit.cli import main
 from snapaudit.errors import BackendError, EndpointDownError, TransportInvalid
 from snapaudit.progress import SilentProgress
+from snapaudit.run.after.failure_detail import failed_attempts, format_failures
 from snapaudit.run.after.status import format_status, run_status
 from snapaudit.run.engine import run_protocol_file
 from snapaudit.run.execution.breaker import Breaker, BreakerPolicy
@@ -259,13 +260,16 @@ def test_a_failed_probe_is_marked_and_status_counts_it_apart(tmp_path: Path) -> 
 
     policy = RetryPolicy(concurrency=1, max_attempts=2, backoff_base_s=0.0, backoff_max_s=0.0,
                          breaker=BreakerPolicy(failures=1, backoff_s=0.01, max_wait_s=30))
-    with Ledger(tmp_path / "l.sqlite") as ledger:
+    with Ledger(tmp_path / "ledger.sqlite") as ledger:
         asyncio.run(run_cells(ledger, "answer", [CellTask("q1|old|1", {}, call, endpoint="old")],
                               policy, SilentProgress()))
         assert ledger.failed_probes() == {"answer": 2}
-    marks = query(tmp_path / "l.sqlite", "SELECT attempt_no, outcome, "
+    marks = query(tmp_path / "ledger.sqlite", "SELECT attempt_no, outcome, "
                   "json_extract(meta, '$.failed_probe') FROM attempts ORDER BY id")
     # the first failure counts (it opened the breaker); the two probes do not: 4 attempts
     # for max_attempts = 2 are explained by the ledger alone
     assert marks == [(1, "transport_invalid", None), (2, "transport_invalid", 1),
                      (3, "transport_invalid", 1), (4, "accepted", None)]
+    latest = failed_attempts(tmp_path)  # status --failures names the mark too
+    assert [(f.attempt_no, f.failed_probe) for f in latest] == [(3, True)]
+    assert "a failed breaker probe, not counted against max_attempts" in format_failures(latest)
