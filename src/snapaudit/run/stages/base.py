@@ -5,9 +5,8 @@ A :class:`Stage` is its ledger name, its cells and the priced model its cells ca
 executor paces and breaks circuits per endpoint without reading keys), its secret-free
 request (hashed into each attempt row), its synchronous call (which validates the reply and
 returns the payload with the tokens it used) and, where the cell can go through a provider
-batch, its batch call. The payloads are
-decoded back into typed rows by the stage modules (``answer_rows``, ``labels_of_stage``,
-``locked_evidence``). :func:`run_stage` runs any stage: through the batch driver when the
+batch, its batch call. The payloads are decoded back into typed rows by the stage modules
+(``answer_rows``, ``labels_of_stage``, ``locked_evidence``). :func:`run_stage` runs any stage: through the batch driver when the
 run asks for batches and every cell has a batch call, else synchronously (``run_cells``).
 """
 
