@@ -83,3 +83,22 @@ def test_the_scan_finds_a_planted_comparison(planted: str) -> None:
 def test_the_config_literal_is_the_registry() -> None:
     literal = get_args(JudgeConfig.model_fields["kind"].annotation)
     assert set(literal) == NAMES and len(literal) == len(NAMES)
+
+
+def _batch_lists(source: str, backends: frozenset[str]) -> list[int]:
+    """Lines of tuple, list or set literals that name exactly the batch backends."""
+    return [node.lineno for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Tuple | ast.List | ast.Set) and len(node.elts) > 1
+            and {e.value for e in node.elts if isinstance(e, ast.Constant)} == backends]
+
+
+def test_the_batch_backends_are_the_batch_registry() -> None:
+    """Batch mode asks the batch registry which backends have a batch API; no module keeps
+    a list of them beside it (before: BATCH_BACKENDS in run/execution/batch_calls.py)."""
+    from snapaudit.testbed.generate.batch_registry import BATCH_PROVIDERS
+
+    backends = frozenset(BATCH_PROVIDERS.kinds())
+    assert _batch_lists('BATCH = ("openai", "anthropic")', backends) == [1]  # the walk
+    found = [f"{p.relative_to(SRC).as_posix()}:{line}" for p in sorted(SRC.rglob("*.py"))
+             for line in _batch_lists(p.read_text(encoding="utf-8"), backends)]
+    assert not found, "lists of the batch backends beside the registry: " + ", ".join(found)
