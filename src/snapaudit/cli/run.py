@@ -99,7 +99,7 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
                        "requests go into a new batch", err=True)
     complete = RunDir(target).results_path.exists()
     if complete and not forget:
-        from snapaudit.run.record.readonly import finished_results, read_only_finished
+        from snapaudit.run.after.readonly import finished_results, read_only_finished
 
         if read_only_finished(target):  # nothing can be written: verify, print, done
             results = finished_results(protocol, target)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from snapaudit.judge.registry import JUDGES, judge_kind
 from snapaudit.report import figures
 from snapaudit.report.attribution import attribution_view
 from snapaudit.report.comparison import EM_LEGEND, comparison
@@ -192,18 +193,11 @@ def design_table(view: RunView) -> Table:
     return Table("Table 1. Locked design", ("component", "value"), rows)
 
 
-JUDGE_KINDS = {
-    "rule": "the transparent offline rule judge (normalization, alias and containment rules; "
-            "not a language model)",
-    "llm": "a blind LLM judge",
-    "labels": "imported pair labels",
-}
-
-
 def _judging(view: RunView, judges: list[str]) -> str:
     if not judges:
         return "none (exact kernel only)"
-    kind = JUDGE_KINDS.get(str(view.judge.get("kind", "")))
+    name = str(view.judge.get("kind", ""))
+    kind = judge_kind(name).description if name in JUDGES else None
     return ", ".join(judges) + (f"; primary judge: {kind}" if kind else "")
 
 

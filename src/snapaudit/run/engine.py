@@ -24,7 +24,6 @@ from snapaudit.run.answers import max_answer_bytes
 from snapaudit.run.bound_systems import CallImportsRecord, check_systems, live_specs
 from snapaudit.run.context import RunContext
 from snapaudit.run.dialect import resolve_dialects
-from snapaudit.run.execution.batch_calls import check_batch_mode
 from snapaudit.run.execution.interrupt import interruptible
 from snapaudit.run.gate_profile import check_evaluable
 from snapaudit.run.looks import look_contents, take_run_looks, used_questions
@@ -45,6 +44,7 @@ from snapaudit.run.record.protocol import (
 )
 from snapaudit.run.record.rundir import RunDir
 from snapaudit.run.stages.answer import answer_rows, answer_stage
+from snapaudit.run.stages.batch_calls import check_batch_mode
 from snapaudit.run.stages.retrieval import locked_evidence, retrieval_stage
 from snapaudit.run.stages.semantic import pair_labels, semantic_stage
 from snapaudit.run.systems import build_system, run_resources

@@ -26,7 +26,7 @@ def http(protocol: Protocol, state: str, run_dir: Path, base_dir: Path | None,
     assert isinstance(cfg, HttpSystemConfig)
     # without the run's resources an HTTP system has a pool of its own ([run] replicas)
     pools = resources if resources is not None else run_resources(protocol)
-    return HttpSystem(state, cfg, protocol.run, pools.pool_for(cfg.url))
+    return HttpSystem(state, cfg, protocol.run, pools.pool_for(cfg.url), pools.secrets)
 
 
 def python(protocol: Protocol, state: str, run_dir: Path, base_dir: Path | None,

@@ -120,10 +120,10 @@ def _gold(rows: Iterable[GoldRow]) -> pa.Table:
                                          pa.list_(pa.string()))})
 
 
-def write_parquet(path: str | Path, kind: Kind, rows: Iterable[Any]) -> None:
+def write_parquet(path: str | Path, table: Kind, rows: Iterable[Any]) -> None:
     """Write answers, labels or gold rows as a Parquet table (row order kept; zstd), through
     a temporary file renamed into place."""
-    table = _answers(rows) if kind == "answers" else _labels(rows) if kind == "labels" \
+    built = _answers(rows) if table == "answers" else _labels(rows) if table == "labels" \
         else _gold(rows)
     with replacing(path) as tmp:
-        pq.write_table(table, str(tmp), compression="zstd")
+        pq.write_table(built, str(tmp), compression="zstd")

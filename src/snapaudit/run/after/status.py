@@ -1,5 +1,9 @@
 """``snapaudit status DIR``: stage progress, attempts by outcome and locks, after a full
 integrity check of the run directory (protocol, cohort manifest, ledger content, lock chain).
+
+A cell may have more attempts than ``[run] max_attempts``: the failed probes of an open
+circuit breaker do not count against it. Their attempt rows are marked, and each stage counts
+them apart (``failed_probes``), so every cell's attempts are explained by the ledger.
 """
 
 from __future__ import annotations
@@ -11,13 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from snapaudit.errors import ConfigError, IntegrityError, failure_lines
+from snapaudit.judge.registry import judge_kind
 from snapaudit.results import read_results
 from snapaudit.run.execution.batch_status import batch_lines, batch_summary
-from snapaudit.run.execution.failures import describe, endpoint_of
+from snapaudit.run.execution.failures import describe
 from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.record.locks import content_now, verify_chain, verify_run_files
 from snapaudit.run.record.review_store import checked_label_locks
 from snapaudit.run.record.rundir import LEDGER_NAME, RunDir
+from snapaudit.run.stages.keys import endpoint_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +34,7 @@ class StageStatus:
     attempts: dict[str, int]
     # failed attempts: {"reasons": {reason: count}, "last_error": {endpoint: error}}
     failures: dict[str, dict[str, Any]] = field(default_factory=dict)
+    failed_probes: int = 0  # of the transport-invalid attempts: failed breaker probes
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,14 +102,16 @@ def _status(rd: RunDir) -> RunStatus:
             raise IntegrityError(f"{rec.stage} lock: dependency 'protocol_sha256' changed")
     hashes = [h for _, h in ledger.locks()]
     counts = ledger.outcome_counts()
+    probes = ledger.failed_probes()
     questions = len(json.loads(rd.cohort_path.read_text("utf-8"))["questions"])
     n_states = len(protocol.states.order)
     planned = {"answer": questions * n_states * protocol.design.repeats}
-    if protocol.judge.kind != "none":
+    if judge_kind(protocol.judge.kind).labels:
         planned[f"judge:{protocol.judge.name}"] = questions
     names = sorted(set(counts) | set(planned), key=_stage_order)
     stages = [StageStatus(s, planned.get(s), len(ledger.accepted_keys(s)),
-                          counts.get(s, {}), _failures(ledger, s)) for s in names]
+                          counts.get(s, {}), _failures(ledger, s), probes.get(s, 0))
+              for s in names]
     locks = [LockInfo(r.seq, r.stage, h, r.content, r.history)
              for r, h in zip(records, hashes, strict=True)]
     results_path = rd.results_path
@@ -148,6 +157,9 @@ def format_status(status: RunStatus) -> str:
         planned = f"/{s.planned}" if s.planned is not None else ""
         attempts = ", ".join(f"{k} {v}" for k, v in sorted(s.attempts.items())) or "none"
         lines.append(f"  {s.stage:<16} accepted {s.accepted}{planned}   attempts: {attempts}")
+        if s.failed_probes:
+            lines.append(f"    of which {s.failed_probes} failed breaker probe(s): not counted "
+                         "against max_attempts")
         if s.failures:
             lines += [f"    {w}" for w in failure_lines(s.failures["reasons"],
                                                        s.failures["last_error"])]

@@ -24,6 +24,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from statistics import median
 
+from snapaudit.judge.registry import judge_kind
 from snapaudit.results.sections import ProtocolWarning
 from snapaudit.run.record.protocol import Protocol
 from snapaudit.stats.answer_form import SENTENCE_WORDS
@@ -69,7 +70,7 @@ def _length_warnings(protocol: Protocol, rows: Sequence[AnswerRow]
     for r in rows:
         words[r.state].append(len(r.answer.split()))
     medians = {s: median(w) for s, w in sorted(words.items()) if w}
-    judged = protocol.judge.kind != "none"
+    judged = judge_kind(protocol.judge.kind).labels
     long_states = {s: m for s, m in medians.items() if m > SHORT_MEDIAN_WORDS}
     if long_states:
         shown = ", ".join(f"{s} {m:g}" for s, m in long_states.items())

@@ -41,6 +41,7 @@ from snapaudit import atomic
 from snapaudit._model import Frozen
 from snapaudit.errors import IntegrityError, ProtocolMismatchError
 from snapaudit.hashing import canonical_json, sha256_file, sha256_json
+from snapaudit.judge.registry import judge_kind
 from snapaudit.run.record import cohort
 from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.record.protocol import (
@@ -269,7 +270,7 @@ def attribution_content(ledger: Ledger, protocol: Protocol) -> dict[str, str]:
     """What the ``attribution`` lock binds: its answer cells and, with a judge, its
     ``attribution:judge:<name>`` cells (``snapaudit attribute``)."""
     content = {f"answers_{k}": v for k, v in ledger.content_hashes("attribution").items()}
-    if protocol.judge.kind in ("llm", "rule"):
+    if judge_kind(protocol.judge.kind).packets:
         stage = f"attribution:judge:{protocol.judge.name}"
         content |= {f"judge_{k}": v for k, v in ledger.content_hashes(stage).items()}
     return content

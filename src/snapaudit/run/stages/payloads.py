@@ -1,5 +1,5 @@
 """The payloads of answer and judge cells, one builder each: a synchronous call's and a
-provider batch result's go through the same code (:mod:`snapaudit.run.execution.batch_calls`)."""
+provider batch result's go through the same code (:mod:`snapaudit.run.stages.batch_calls`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from snapaudit.judge.packets import to_pair_labels
 from snapaudit.run.answers import validate_answer
 from snapaudit.run.execution.runner import CellResult
-from snapaudit.run.stages.keys import JudgeKey
+from snapaudit.run.stages.keys import AttributionJudgeKey, JudgeKey
 from snapaudit.systems.base import AnswerOutcome
 from snapaudit.tables import AnswerRef, PairLabel
 
@@ -34,7 +34,7 @@ def doc_hashes_of(payload: Mapping[str, Any]) -> tuple[str, ...] | None:
     return tuple(hashes) if hashes is not None else None
 
 
-def labels_payload(key: JudgeKey, verdict: dict[tuple[str, str], bool],
+def labels_payload(key: JudgeKey | AttributionJudgeKey, verdict: dict[tuple[str, str], bool],
                    mapping: Mapping[str, AnswerRef], judge: str) -> dict[str, Any]:
     """A judge cell's payload: its pair labels (a split packet's also names its question)."""
     labels = to_pair_labels(key.question_id, verdict, mapping, judge)

@@ -16,6 +16,9 @@ from snapaudit.systems.redact import redact
 NO_RESPONSE: frozenset[str] = frozenset({
     "timeout", "connection", "worker_died", "batch_expired", "batch_cancelled",
     "batch_failed", "batch_missing_result"})
+# attempt meta: a failed circuit-breaker probe, which is not one of its cell's max_attempts
+# (snapaudit.run.execution.breaker); status counts these attempts apart
+FAILED_PROBE = "failed_probe"
 
 # meta: the last attempt id before a run started again (a Python system's code changed before
 # any cell was accepted, snapaudit.run.bound_systems); seeds count only the attempts after it
@@ -145,6 +148,13 @@ class AttemptTable(LedgerStore):
         ):
             out.setdefault(stage, {})[outcome] = int(n)
         return out
+
+    def failed_probes(self) -> dict[str, int]:
+        """stage -> its attempts marked as failed breaker probes (:data:`FAILED_PROBE`)."""
+        rows = self._db.execute(
+            "SELECT stage, COUNT(*) FROM attempts WHERE json_extract(meta, ?) = 1 "
+            "GROUP BY stage ORDER BY stage", (f"$.{FAILED_PROBE}",))
+        return {str(stage): int(n) for stage, n in rows}
 
     def usage_totals(self) -> dict[str, tuple[int, int, int, int, int, int]]:
         """stage -> (attempts, attempts reporting usage, prompt tokens, completion tokens,
