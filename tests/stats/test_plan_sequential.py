@@ -50,6 +50,17 @@ def test_tilting_to_the_pilots_own_mean_changes_nothing() -> None:
     assert p == pytest.approx(shares, abs=1e-9)
 
 
+def test_a_target_the_optimizer_stops_short_of_by_2e_9_is_reached() -> None:
+    # a study-like pilot (five distinct rows) tilted to 10 pp in both kernels: scipy's
+    # trust-exact stops with the mean 2.3e-9 from the target ("a bad approximation"), which
+    # is reached for any purpose of the plan
+    rows = np.array([[-0.5, -0.5], [-0.5, 0.0], [0.0, 0.0], [1.0, 0.0], [1.0, 1.0]])
+    shares = np.array([0.035, 0.0175, 0.9125, 0.0075, 0.0275])
+    p = tilt(rows, shares, np.array([0.1, 0.1]))
+    assert p is not None
+    assert p @ rows == pytest.approx([0.1, 0.1], abs=1e-7)
+
+
 def test_a_mean_outside_the_rows_cannot_be_reached() -> None:
     rows = np.array([[0.0], [0.5]])
     assert tilt(rows, np.array([0.5, 0.5]), np.array([0.75])) is None
@@ -61,9 +72,10 @@ def test_a_mean_outside_the_rows_cannot_be_reached() -> None:
 
 def _certain_pilot() -> tuple[dict[str, np.ndarray], int]:
     # D_i in {-0.5, 0, 0.5}, a third each: mean 0, sd 0.40825. Look 1 of 8 over 80 sees 10
-    # of them and bootstraps them with D_i = -1 and +1: a resampled mean of those 12 values
-    # reaches 99 pp only when all 12 are +1 (12^-12, below p_1 = 3e-8), so the upper bound is
-    # under a 99 pp margin and look 1 says COMPATIBLE (lcb > 0 would need P(mean <= 0) < 3e-8)
+    # of them: no resampled mean passes 50 pp, so the upper bound is under a 99 pp margin and
+    # look 1 says COMPATIBLE, unless its lower bound is above 0 (INCOMPATIBLE is checked
+    # first), which needs P(resampled mean <= 0) < p_1 = 3e-8: at most one of the 10 D_i at
+    # or below 0 (chance 21 / 3^10 = 3.6e-4 per audit)
     d = np.array([-0.5, 0.0, 0.5])
     return {"exact": d, "semantic": d}, 2
 
@@ -73,22 +85,32 @@ def test_a_certain_decision_by_hand() -> None:
     pilot = pilot_from_values(values, repeats, states=2)
     result = sequential_plan(pilot, GateConfig(margin_pp=99.0), looks=8, planned=80,
                              simulations=20)
-    zero, at_m, at_2m = result.rows
+    zero, at_m, at_2m, observed = result.rows
     assert zero.sd_pp == pytest.approx({"exact": 40.824829, "semantic": 40.824829})
+    assert zero.d_pp == pytest.approx({"exact": 0.0, "semantic": 0.0}, abs=1e-9)
     assert zero.sequential is not None and zero.fixed is not None
     assert (zero.sequential.compatible, zero.sequential.incompatible) == (1.0, 0.0)
     assert (zero.sequential.mean_questions, zero.sequential.p90_questions) == (10.0, 10)
+    assert zero.sequential.saved == 1 - 10 / 80
     # one look at 80 questions (nominal 0.05): INCOMPATIBLE in about 5% (checked first),
     # else COMPATIBLE (every upper bound is at most 50)
     assert zero.fixed.compatible + zero.fixed.incompatible == 1.0
     assert zero.fixed.incompatible <= 0.15
-    assert (zero.fixed.mean_questions, zero.fixed.p90_questions) == (80.0, 80)
+    assert (zero.fixed.mean_questions, zero.fixed.p90_questions, zero.fixed.saved) == (
+        80.0, 80, 0.0)
     assert at_m.sequential is None and at_2m.note is not None  # D = 99, 198 pp: above 50
+    # the pilot as observed: its own D (0 here) and SD, drawn with other random numbers
+    assert observed.target_d_pp is None and observed.sd_pp == zero.sd_pp
+    assert observed.d_pp == {"exact": 0.0, "semantic": 0.0}
+    assert observed.sequential is not None and observed.sequential.compatible == 1.0
     assert result.calls_per_question == 4
     text = render_sequential(result)
     assert "8 look(s) over 80 questions (first block 10)" in text
-    # mean 10 questions x 4 calls = 40; the fixed design's 80 x 4 = 320
-    assert "40" in text.split("sequential", 2)[2] and "320" in text
+    # mean 10 questions x 4 calls = 40, 87.5% of the calls saved; the fixed design's 80 x 4
+    seq_line = text.split("sequential", 2)[2].splitlines()[0]
+    assert seq_line.split()[-3:] == ["40", "40", "87.5%"]
+    assert "320       320    0.0%" in text
+    assert text.splitlines()[-1].endswith("as observed, not tilted (D = 0.0 / 0.0 pp)")
 
 
 def _study_like_pilot(n: int = 400) -> dict[str, np.ndarray]:
@@ -103,7 +125,7 @@ def test_the_design_decides_as_its_errors_promise() -> None:
     pilot = pilot_from_values(_study_like_pilot(), 2, states=4)
     gate = GateConfig(margin_pp=5.0)
     result = sequential_plan(pilot, gate, looks=4, planned=200, simulations=40, seed=3)
-    zero, at_m, at_2m = (r.sequential for r in result.rows)
+    zero, at_m, at_2m, _ = (r.sequential for r in result.rows)
     assert zero is not None and at_m is not None and at_2m is not None
     assert zero.compatible >= 0.8 and zero.incompatible == 0.0
     assert at_m.compatible <= 0.2  # the compatible claim's null: <= 5% + Monte Carlo error
@@ -153,7 +175,10 @@ def test_cli_prints_the_sequential_plan(tmp_path: Path) -> None:
     doc = json.loads((tmp_path / "plan.json").read_text(encoding="utf-8"))
     zero = doc["sequential"][0]["rows"][0]
     assert zero["sequential"] == {"incompatible": 0.0, "compatible": 1.0,
-                                  "mean_questions": 10.0, "p90_questions": 10}
+                                  "mean_questions": 10.0, "p90_questions": 10,
+                                  "calls_saved": 0.875}
+    rows = doc["sequential"][0]["rows"]
+    assert [r["target_d"] for r in rows] == [0.0, 99.0, 198.0, None]  # None: the pilot
     assert doc["sequential"][0]["calls_per_question"] == 4  # 2 states x 2 repeats
     again = CliRunner().invoke(command, args)
     assert again.output == out.output  # seeded: the same bytes

@@ -1,13 +1,14 @@
 """A sequential design planned from a pilot: the questions and answer calls it will use.
 
 ``snapaudit plan PILOT --looks K --margin M`` simulates audits of N planned questions at
-true D = 0, M and 2M (pp, the same in every gate kernel) and decides each with the code
+true D = 0, M and 2M (pp, the same in every gate kernel) and at the pilot's own D_i as
+observed (its D per kernel), and decides each with the code
 ``snapaudit analyze --looks K`` runs (:func:`snapaudit.stats.sequential.take_looks`: the
 exact bootstrap's repeated bounds, the gate with its margin, the stop at the first decisive
 look), and the same audits with the fixed design (one look at all N questions). Reported
 per D and design: the share of audits that end INCOMPATIBLE and COMPATIBLE, and the mean
 and 90th percentile of the questions used (answer calls: questions x the pilot's states x
-repeats).
+repeats) and the share of the fixed design's calls not made.
 
 **The simulated questions: the pilot's D_i, exponentially tilted to each D.** An audit
 draws N rows (D_i of every gate kernel jointly, so the kernels keep the pilot's correlation)
@@ -55,7 +56,8 @@ from snapaudit.stats.spending import nominal_levels
 DEFAULT_SIMULATIONS = 200
 MIN_SIMULATIONS = 20
 _DRAWS = 2000  # only used where a column is off the grid (the exact bootstrap needs none)
-_TOL = 1e-9  # a tilted mean this close to the target (fractions) has reached it
+_TOL = 1e-7  # a tilted mean this close to the target (fractions, 1e-5 pp) has reached it;
+# trust-exact can stop at ~2e-9 when its model no longer predicts an improvement
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,18 +69,22 @@ class DesignOutcome:
     compatible: float
     mean_questions: float
     p90_questions: int
+    saved: float  # 1 - mean questions / planned: the expected share of calls not made
 
     def to_json(self) -> dict[str, float | int]:
         return {"incompatible": self.incompatible, "compatible": self.compatible,
-                "mean_questions": self.mean_questions, "p90_questions": self.p90_questions}
+                "mean_questions": self.mean_questions, "p90_questions": self.p90_questions,
+                "calls_saved": self.saved}
 
 
 @dataclass(frozen=True, slots=True)
 class SequentialRow:
-    """The sequential and the fixed design at one target D (None and a note where the
-    pilot's rows cannot reach it); ``sd_pp``: the SD of the simulated D_i per kernel."""
+    """The sequential and the fixed design at one target D (None: the pilot's D_i as
+    observed; the outcomes None and a note where the pilot's rows cannot reach it);
+    ``d_pp`` / ``sd_pp``: the mean and SD of the simulated D_i per kernel."""
 
-    target_d_pp: float
+    target_d_pp: float | None
+    d_pp: Mapping[str, float] | None
     sd_pp: Mapping[str, float] | None
     sequential: DesignOutcome | None
     fixed: DesignOutcome | None
@@ -86,6 +92,7 @@ class SequentialRow:
 
     def to_json(self) -> dict[str, object]:
         return {"target_d": self.target_d_pp,
+                "d": dict(self.d_pp) if self.d_pp is not None else None,
                 "sd": dict(self.sd_pp) if self.sd_pp is not None else None,
                 "sequential": self.sequential.to_json() if self.sequential else None,
                 "fixed": self.fixed.to_json() if self.fixed else None, "note": self.note}
@@ -149,8 +156,8 @@ def tilt(rows: np.ndarray, shares: np.ndarray, target: np.ndarray) -> np.ndarray
 def sequential_plan(pilot: Pilot, gate: GateConfig, looks: int, planned: int,
                     simulations: int = DEFAULT_SIMULATIONS, seed: int = 0,
                     progress: Progress | None = None) -> SequentialPlan:
-    """Simulate the K-look design and the fixed design at D = 0, M and 2M (see the module
-    doc); ``gate`` carries the margin M."""
+    """Simulate the K-look design and the fixed design at D = 0, M and 2M and at the pilot's
+    D_i as observed (see the module doc); ``gate`` carries the margin M."""
     margin = gate.margin_pp
     if margin is None:
         raise ConfigError("the sequential plan needs a margin (the gate's margin_pp)")
@@ -162,29 +169,53 @@ def sequential_plan(pilot: Pilot, gate: GateConfig, looks: int, planned: int,
     rows, inverse = np.unique(values, axis=0, return_inverse=True)
     shares = np.bincount(inverse.ravel()) / values.shape[0]
     report = progress or SilentProgress()
-    out = []
-    for target in (0.0, margin, 2 * margin):
-        p = tilt(rows, shares, np.full(len(kernels), target / 100))
-        if p is None:
-            out.append(SequentialRow(target, None, None, None,
-                                     f"the pilot's D_i cannot reach D = {target:g} pp in "
-                                     f"every gate kernel (no row above/below it)"))
-            continue
-        report.stage(f"simulating audits at D = {target:g} pp", simulations)
-        rng = np.random.Generator(np.random.PCG64([seed, round(1000 * target)]))
-        seq, fixed = _simulate(rows, p, kernels, pilot.repeats, gate, looks, planned,
-                               simulations, rng, report)
-        mean = p @ rows
-        sd = np.sqrt(p @ (rows - mean) ** 2)
-        out.append(SequentialRow(target, {k: 100 * float(s) for k, s in zip(kernels, sd,
-                                                                           strict=True)},
-                                 seq, fixed))
+    world = _World(rows, shares, kernels, pilot.repeats)
+    out = [_row(world, target, gate, looks, planned, simulations, seed, report)
+           for target in (0.0, margin, 2 * margin, None)]
     calls = pilot.states * pilot.repeats if pilot.states is not None else None
     return SequentialPlan(looks, planned, float(margin), kernels,
                           tuple(r.describe() for r in gate.active_rules()),
                           nominal_levels([k / looks for k in range(1, looks + 1)], 0.05),
                           simulations, seed, calls, tuple(out),
                           clustered=pilot.design_effect is not None)
+
+
+@dataclass(frozen=True)
+class _World:
+    """The pilot's distinct rows of gate-kernel D_i (fractions), their shares, the kernels'
+    names and the pilot's repeats."""
+
+    rows: np.ndarray
+    shares: np.ndarray
+    kernels: tuple[str, ...]
+    repeats: int
+
+
+def _row(world: _World, target: float | None, gate: GateConfig, looks: int, planned: int,
+         simulations: int, seed: int, report: Progress) -> SequentialRow:
+    """Both designs at ``target`` pp (None: the pilot's D_i as observed)."""
+    if target is None:
+        p: np.ndarray | None = world.shares
+        what, key = "the pilot's D_i as observed", [seed, 1, 0]
+    else:
+        p = tilt(world.rows, world.shares, np.full(len(world.kernels), target / 100))
+        what, key = f"D = {target:g} pp", [seed, 0, round(1000 * target)]
+    if p is None:
+        return SequentialRow(target, None, None, None, None,
+                             f"the pilot's D_i cannot reach {what} in every gate kernel (no "
+                             "row above/below it)")
+    report.stage(f"simulating audits at {what}", simulations)
+    rng = np.random.Generator(np.random.PCG64(key))
+    seq, fixed = _simulate(world.rows, p, world.kernels, world.repeats, gate, looks, planned,
+                           simulations, rng, report)
+    mean = p @ world.rows
+    sd = np.sqrt(p @ (world.rows - mean) ** 2)
+    return SequentialRow(target, _per_kernel(world.kernels, mean),
+                         _per_kernel(world.kernels, sd), seq, fixed)
+
+
+def _per_kernel(kernels: Sequence[str], fractions: np.ndarray) -> dict[str, float]:
+    return {k: 100 * float(x) for k, x in zip(kernels, fractions, strict=True)}
 
 
 def _pilot_rows(pilot: Pilot, kernels: Sequence[str]) -> np.ndarray:
@@ -217,15 +248,16 @@ def _simulate(rows: np.ndarray, p: np.ndarray, kernels: tuple[str, ...], repeats
         seq_ends.append(seq.looks[-1].decision)
         fixed_ends.append(fixed.looks[-1].decision)
         progress.advance()
-    return (_outcome(seq_ends, used),
-            _outcome(fixed_ends, np.full(simulations, planned, dtype=np.int64)))
+    return (_outcome(seq_ends, used, planned),
+            _outcome(fixed_ends, np.full(simulations, planned, dtype=np.int64), planned))
 
 
-def _outcome(ends: Sequence[str], used: np.ndarray) -> DesignOutcome:
+def _outcome(ends: Sequence[str], used: np.ndarray, planned: int) -> DesignOutcome:
     n = len(ends)
     return DesignOutcome(ends.count("incompatible") / n, ends.count("compatible") / n,
                          float(used.mean()),
-                         int(np.quantile(used, 0.9, method="inverted_cdf")))
+                         int(np.quantile(used, 0.9, method="inverted_cdf")),
+                         1.0 - float(used.mean()) / planned)
 
 
 def render_sequential(plan: SequentialPlan) -> str:
@@ -242,7 +274,9 @@ def render_sequential(plan: SequentialPlan) -> str:
              + ", ".join(f"{x:.2g}" for x in plan.nominal),
              f"  {plan.simulations:,} simulated audits per D (seed {plan.seed}): the pilot's "
              f"D_i exponentially tilted to each D (a share's Monte Carlo SE <= {se:.1f} "
-             "points)"]
+             "points)",
+             f"  saved: the mean share of the fixed design's answer calls ({plan.planned:,} "
+             "questions) not made"]
     if plan.calls_per_question is not None:
         lines.append(f"  answer calls: {plan.calls_per_question} per question (the pilot's "
                      "states x repeats)")
@@ -252,18 +286,32 @@ def render_sequential(plan: SequentialPlan) -> str:
     sd_head = "sd(D_i) " + " / ".join(plan.kernels)
     lines.append(f"  {'D (pp)':>6}  {sd_head:>24}  {'design':<10}  {'INCOMPATIBLE':>12}  "
                  f"{'COMPATIBLE':>10}  {'questions: mean':>15}  {'90th':>6}"
-                 + (f"  {'calls: mean':>11}  {'90th':>8}" if plan.calls_per_question else ""))
+                 + (f"  {'calls: mean':>11}  {'90th':>8}" if plan.calls_per_question else "")
+                 + f"  {'saved':>6}")
     for row in plan.rows:
+        label = "pilot" if row.target_d_pp is None else f"{row.target_d_pp:g}"
         if row.sequential is None or row.fixed is None or row.sd_pp is None:
-            lines.append(f"  {row.target_d_pp:>6g}  -  {row.note}")
+            lines.append(f"  {label:>6}  -  {row.note}")
             continue
         sd = " / ".join(f"{row.sd_pp[k]:.1f}" for k in plan.kernels)
         for name, out in (("sequential", row.sequential), ("fixed", row.fixed)):
-            lead = f"{row.target_d_pp:>6g}  {sd:>24}" if name == "sequential" else " " * 32
+            lead = f"{label:>6}  {sd:>24}" if name == "sequential" else " " * 32
             lines.append(f"  {lead}  {name:<10}  {100 * out.incompatible:>11.1f}%  "
                          f"{100 * out.compatible:>9.1f}%  {out.mean_questions:>15,.1f}  "
-                         f"{out.p90_questions:>6,}" + _calls(plan, out))
+                         f"{out.p90_questions:>6,}" + _calls(plan, out)
+                         + f"  {100 * out.saved:>5.1f}%")
+    lines.extend(_pilot_note(plan))
     return "\n".join(lines) + "\n"
+
+
+def _pilot_note(plan: SequentialPlan) -> list[str]:
+    d = next((r.d_pp for r in plan.rows if r.target_d_pp is None and r.d_pp is not None),
+             None)
+    if d is None:
+        return []
+    return ["  pilot: the pilot's D_i as observed, not tilted (D = "
+            + " / ".join(f"{d[k]:.1f}" for k in plan.kernels)
+            + " pp)"]
 
 
 def _calls(plan: SequentialPlan, out: DesignOutcome) -> str:

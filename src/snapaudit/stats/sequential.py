@@ -15,23 +15,6 @@ boundary of :mod:`snapaudit.stats.spending` (alpha = 0.05 one-sided for each cla
   establishes either, and at the last look gives the gate's verdict (UNDECIDED or EXCESS
   CHURN NOT SHOWN) otherwise.
 
-**Interim looks add the ends of D_i's range.** A bootstrap resamples only the values it has
-seen, so its bound never passes the sample's extremes; at an interim look's small nominal
-level (3e-8 at look 1 of 8) that is where it lands whenever the block happens to hold no
-churning question (or no negative D_i), and when churn sits in a few questions that is not
-rare (5% flipping questions: no flip among the first 50 in 0.95^50 = 7.7% of audits; the
-bound is then 0 and the look declares COMPATIBLE for any margin). So at every look but the
-last the bootstrap runs over the look's questions plus two pseudo-questions with D_i = -1
-and +1 in every kernel (the ends of the range D_i can take: w_i >= 0, c_i <= 1 and w_i <= 1,
-c_i >= 0), each resampled with probability 1/(n_k + 2), as unseen extreme questions might
-be: with none churning among n_k, the upper bound at level p is then about j / (n_k + 2)
-with P(Poisson(1) >= j) <= p, not 0, and the allowance fades as n_k grows. The point
-estimates are the real questions' means; the last look keeps the fixed design's bounds.
-Measured (``bench/sequential_calibration.py``, 2,000 audits of 400 questions, K = 8; docs/
-analysis.md "Sequential looks"): without the pseudo-questions, COMPATIBLE at D = M in a world
-of 5% flipping questions and no repeat noise was declared in 9.3% of audits (the fixed design:
-2.0%), with a 1 pp margin and 1% flips in 61.6% (fixed: 7.8%); with them in 3.1% and 9.2%.
-
 Each claim is an intersection-union test over the gate's kernels, so its error is held by
 each kernel's own sequential test: P(INCOMPATIBLE at any look | D <= 0) <= 0.05 and
 P(COMPATIBLE at any look | D >= margin) <= 0.05 (asymptotically, by the canonical joint
@@ -54,7 +37,6 @@ from snapaudit.stats.gate import GateConfig, evaluate
 
 ALPHA = 0.05
 MIN_FIRST_BLOCK = 10  # questions: a bootstrap bound on fewer says little
-RANGE = (-1.0, 1.0)  # every kernel's D_i lies here: an interim look's two pseudo-questions
 SPENDING = "O'Brien-Fleming-type alpha spending (Lan-DeMets), one-sided 0.05 per claim"
 CONTINUE = "continue"
 STOPS = ("incompatible", "compatible")
@@ -204,11 +186,8 @@ def _look(data: LookData, gate: GateConfig, k: int, n: int, c: float, last: bool
     keep = np.zeros(data.values.shape[0], dtype=bool)
     keep[:n] = True
     sub = data.values[:n]
-    values, res = (sub, data.resampling.subset(keep))
-    if not last:
-        values, res = with_range(values, res)
-    boot = res.intervals(values, data.draws, data.seed, method=data.method,
-                         repeats=data.repeats)
+    boot = data.resampling.subset(keep).intervals(sub, data.draws, data.seed,
+                                                  method=data.method, repeats=data.repeats)
     bounds = {}
     for col, name in enumerate(data.kernels):
         lo, hi = boot.bounds(col, nominal, scale=100.0)
@@ -217,17 +196,6 @@ def _look(data: LookData, gate: GateConfig, k: int, n: int, c: float, last: bool
                              for name, b in bounds.items()})
     decision = result.verdict if (last or result.verdict in STOPS) else CONTINUE
     return Look(k, n, float(c) if np.isfinite(c) else None, nominal, bounds, decision)
-
-
-def with_range(values: np.ndarray, res: Resampling) -> tuple[np.ndarray, Resampling]:
-    """``values`` (n, m) with two pseudo-questions at the ends of D_i's range (see the
-    module doc), each its own cluster under cluster resampling."""
-    ends = np.repeat(np.array(RANGE)[:, None], values.shape[1], axis=1)
-    out = np.vstack([values, ends])
-    if res.groups is None:
-        return out, res
-    top = int(res.groups.max()) + 1
-    return out, Resampling("cluster", np.concatenate([res.groups, [top, top + 1]]))
 
 
 def stop_bounds(seq: Sequential) -> Mapping[str, LookBound]:
