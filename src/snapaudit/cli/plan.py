@@ -82,8 +82,9 @@ def _targets(text: str) -> list[float]:
                    "D (pp); a pilot with paths measures it.")
 @click.option("--looks", type=int,
               help="Also simulate a sequential design of K looks (needs --margin): the "
-                   "questions and answer calls it uses at D = 0, M and 2M beside the fixed "
-                   "design, over each --questions count (default: the pilot's questions).")
+                   "questions and answer calls it uses, and the share saved, at D = 0, M, 2M "
+                   "and the pilot's own D beside the fixed design, over each --questions "
+                   "count (default: the pilot's questions).")
 @click.option("--margin", "margin_pp", type=float, metavar="PP",
               help="With --looks: the compatibility margin M (pp), as in analyze --margin.")
 @click.option("--simulations", type=int, default=200, show_default=True,
