@@ -1,11 +1,11 @@
 """The README's commands stay true to the CLI and the repository.
 
-Every ``snapaudit`` command of a ``bash`` block of README.md (and CONTRIBUTING.md) is parsed
-by the command's own click parser: an unknown command or option, a value outside a choice, a
-missing required option or argument, or an extra argument fails here. Every file of the
-repository a command names (``examples/...``, ``bench/...``) exists, and every extra a ``pip
-install`` names is one of pyproject.toml's. Lines 4 and 5 are the two commands ``.ci/run``
-reads by line number.
+Every ``snapaudit`` command of a ``bash`` block of README.md (and CONTRIBUTING.md), and every
+``snapaudit ...`` code span of the README's text, is parsed by the command's own click parser:
+an unknown command or option, a value outside a choice, a missing required option or argument,
+or an extra argument fails here. Every file of the repository a command names
+(``examples/...``, ``bench/...``) exists, and every extra a ``pip install`` names is one of
+pyproject.toml's. Lines 4 and 5 are the two commands ``.ci/run`` reads by line number.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import click
 import pytest
 
 from snapaudit.cli import cli
-from tests.helpers.markdown import shell_commands
+from tests.helpers.markdown import inline_commands, shell_commands
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
@@ -28,6 +28,11 @@ REPO_DIRS = ("examples/", "bench/", "scripts/", "tests/", "docs/")
 def _commands(name: str) -> list[list[str]]:
     return [c for page in PAGES for c in shell_commands(page)
             if Path(c[0]).name == name]
+
+
+def _inline(name: str) -> list[list[str]]:
+    """The command lines the README's text shows in code spans (placeholders included)."""
+    return list(inline_commands(ROOT / "README.md", name))
 
 
 def _parse(args: list[str]) -> str:
@@ -66,7 +71,7 @@ def test_the_readme_shows_commands() -> None:
             "snapaudit corpus build", "snapaudit verify"} <= shown, shown
 
 
-@pytest.mark.parametrize("command", _commands("snapaudit"), ids=" ".join)
+@pytest.mark.parametrize("command", _commands("snapaudit") + _inline("snapaudit"), ids=" ".join)
 def test_every_command_parses(command: list[str]) -> None:
     _parse(command[1:])
 

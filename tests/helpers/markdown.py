@@ -37,6 +37,14 @@ def shell_commands(path: Path) -> Iterator[list[str]]:
                     command.append(word)
 
 
+def inline_commands(path: Path, program: str) -> Iterator[list[str]]:
+    """Every inline code span of ``path`` that is a command line of ``program``, split."""
+    for token in tokens(path):
+        for child in token.children or []:
+            if child.type == "code_inline" and child.content.startswith(program + " "):
+                yield shlex.split(child.content)
+
+
 def links(path: Path) -> Iterator[str]:
     """The target of every link of ``path``."""
     for token in tokens(path):
