@@ -1,6 +1,6 @@
-"""The docs stay navigable: every relative link of README.md, CONTRIBUTING.md, CHANGELOG.md
-and docs/*.md reaches a file of the repository (and, with ``#anchor``, one of its headings),
-and docs/index.md, the map of docs/, names every page there."""
+"""The docs stay navigable: every relative link of README.md, CONTRIBUTING.md, CHANGELOG.md,
+docs/*.md and the examples' pages reaches a file of the repository (and, with ``#anchor``,
+one of its headings), and docs/index.md, the map of docs/, names every page there."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from tests.helpers.markdown import anchors, links
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md",
-         *sorted((ROOT / "docs").glob("*.md"))]
+         *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "examples").glob("**/*.md"))]
 
 
 def _broken(page: Path, root: Path = ROOT) -> list[str]:
