@@ -136,7 +136,8 @@ def test_a_document_whose_text_changed_under_its_id_is_reported_changed() -> Non
     assert results.overlap is not None
     # q1 keeps d2 with a new text; q2 has no hashes: 1 question of the 1 that can be told
     assert (results.overlap.changed, results.overlap.changed_docs) == (1, 1.0)
-    view = RunView(Path("."), results, answers, [], gold={"q1": ("Paris",), "q2": ("Rome",)})
+    view = RunView(Path("."), RunResults(results), answers, [],
+                   gold={"q1": ("Paris",), "q2": ("Rome",)})
     rows = {r.id: r for r in comparison(view).rows}
     assert rows["q1"].evidence == ({"from": "n1", "to": "n7", "entered": ["d3"],
                                     "left": ["d1"], "changed": ["d2"], "kept": 0},)

@@ -72,7 +72,7 @@ def test_agreement_is_labelled_as_agreement() -> None:
            "than within one, in pp" in summary
     table = render_text(result).splitlines()
     assert table[1].split() == ["kernel", "Within", "agreement", "Cross", "agreement", "D",
-                                "LCB95", "CI95", "P(D<=0)"]
+                                "LCB95", "UCB95", "CI95", "P(D<=0)"]
     assert table[3].split()[:4] == ["exact", "62.50", "37.50", "25.00"]
 
 
