@@ -34,8 +34,8 @@ the two states), so D = 0 means every question's mean is 0: no few questions car
 for a block to miss. Measured (``bench/sequential_calibration.py``, 2,000 audits of 400
 questions, K = 8; docs/analysis.md "Sequential looks"): without the pseudo-question,
 COMPATIBLE at D = M in a world of flips and stable questions was declared in 9.3% of audits
-at M = 5 pp and 61.6% at M = 1 pp; with it, within 5% plus the Monte Carlo error. K = 1 is
-the fixed design unchanged.
+at M = 5 pp and 61.6% at M = 1 pp; with it in 2.2% and 4.9% (the fixed design, unchanged:
+5.5% and 7.8%). K = 1 is the fixed design unchanged.
 
 Each claim is an intersection-union test over the gate's kernels, so its error is held by
 each kernel's own sequential test: P(INCOMPATIBLE at any look | D <= 0) <= 0.05 and
