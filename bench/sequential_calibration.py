@@ -12,10 +12,12 @@ repeated lower bounds > 0 for INCOMPATIBLE, both upper bounds < M for COMPATIBLE
 - **fixed**: one look at all n questions;
 - **EB CS** / **betting**: anytime-valid tests of each kernel's mean (``sequential_cs.py``)
   read at the same K looks, the same gate (intersection-union, exact D >= 3);
-- **padded**: a candidate repair of the group-sequential looks, not what the package runs:
-  the same boundaries, but each interim look bootstraps its questions plus two
-  pseudo-questions with D_i = -1 and +1 in every kernel (the ends of D_i's range), so a block
-  that happens to hold no churning question cannot put an interim bound at 0.
+- **variants** of each look's bounds beside the package's (with K > 1 every look's upper
+  bound over the look's questions plus one pseudo-question with D_i = +1, the top of D_i's
+  range; the lower bound over the questions alone): *unpadded*, the looks as
+  first landed (the bootstrap of the look's questions alone); *pair*, both bounds over the
+  questions plus D_i = -1 and +1 in one bootstrap; *end*, the upper bound plus D_i = +1 and
+  the lower bound plus D_i = -1; each on the interim looks only or on every look.
 
 A second kind of world, ``rare``, has churn in few questions and no repeat noise (flips and
 stable questions only): the worst case for a bootstrap bound on few questions. The first
@@ -61,7 +63,8 @@ from snapaudit.stats.spending import boundaries, nominal_levels
 
 N, R, K = 400, 2, 8
 KERNELS = ("exact", "semantic")
-METHODS = ("sequential", "naive", "fixed", "eb", "betting", "padded")
+METHODS = ("sequential", "naive", "fixed", "eb", "betting", "unpadded", "pair, interim",
+           "pair, every look", "end, interim", "end, every look")
 DECISIONS = {"incompatible": 1, "compatible": 2}
 CHUNK = 250
 
@@ -163,22 +166,35 @@ def anytime_decisions(values: np.ndarray, sizes: Sequence[int], gate: GateConfig
     return eb, bet
 
 
-def padded_decisions(values: np.ndarray, gate: GateConfig, index: int) -> list[str]:
-    """The gate at each look with the interim looks' bounds taken over the look's
-    questions plus D_i = -1 and +1 in every kernel (the last look: the questions alone)."""
+# variants of the looks' bounds: (the pad, on every look or the interim ones only); "pair":
+# D_i = -1 and +1 in one bootstrap for both bounds; "end": the upper bound over the questions
+# plus D_i = +1, the lower one plus D_i = -1 (the package: "end" on every look, upper only)
+VARIANTS = {"unpadded": (None, False), "pair, interim": ("pair", False),
+            "pair, every look": ("pair", True), "end, interim": ("end", False),
+            "end, every look": ("end", True)}
+
+
+def variant_decisions(values: np.ndarray, gate: GateConfig, index: int
+                      ) -> dict[str, list[str]]:
+    """The gate at each look for every variant of :data:`VARIANTS`."""
     sizes = block_sizes(N, K)
     levels = nominal_levels([n / N for n in sizes], 0.05)
-    ends = np.array([[-1.0] * len(KERNELS), [1.0] * len(KERNELS)])
-    out = []
+    one = np.ones((1, len(KERNELS)))
+    out: dict[str, list[str]] = {name: [] for name in VARIANTS}
     for k, (n, level) in enumerate(zip(sizes, levels, strict=True), start=1):
-        sub = values[:n] if k == K else np.vstack([values[:n], ends])
-        boot = Resampling().intervals(sub, 2000, index, method="exact", repeats=R)
-        stats = {}
-        for c, name in enumerate(KERNELS):
-            lo, hi = boot.bounds(c, level, scale=100.0)
-            stats[name] = {"d_hat": 100 * float(values[:n, c].mean()), "lcb95": lo,
-                           "ucb95": hi}
-        out.append(evaluate(gate, stats).verdict)
+        sub = values[:n]
+        boots = {key: Resampling().intervals(v, 2000, index, method="exact", repeats=R)
+                 for key, v in (("plain", sub), ("pair", np.vstack([sub, -one, one])),
+                                ("lo", np.vstack([sub, -one])), ("hi", np.vstack([sub, one])))}
+        for name, (pad, every) in VARIANTS.items():
+            on = pad is not None and (k < K or every)
+            hi_boot = boots[("pair" if pad == "pair" else "hi") if on else "plain"]
+            lo_boot = boots[("pair" if pad == "pair" else "lo") if on else "plain"]
+            stats = {kernel: {"d_hat": 100 * float(sub[:, c].mean()),
+                              "lcb95": lo_boot.bounds(c, level, scale=100.0)[0],
+                              "ucb95": hi_boot.bounds(c, level, scale=100.0)[1]}
+                     for c, kernel in enumerate(KERNELS)}
+            out[name].append(evaluate(gate, stats).verdict)
     return out
 
 
@@ -197,7 +213,8 @@ def run_audits(world: World, gate: GateConfig, start: int, stop: int, seed: int
         row = [DECISIONS.get(seq.looks[-1].decision, 0), seq.questions_used,
                *first_decisive(naive, sizes), DECISIONS.get(naive[-1], 0), N,
                *first_decisive(eb, sizes), *first_decisive(bet, sizes),
-               *first_decisive(padded_decisions(values, gate, index), sizes),
+               *[x for v in variant_decisions(values, gate, index).values()
+                 for x in first_decisive(v, sizes)],
                *values.std(axis=0, ddof=1)]
         rows.append(row)
     return np.array(rows, dtype=np.float64)
@@ -265,7 +282,7 @@ def table(cases: Sequence[Case], results: Sequence[np.ndarray]) -> str:
     head = ["claim", "world", "true D exact / sem (pp)", "M (pp)",
             "sd(D_i) exact / sem, analytic (simulated)", "what", "group-sequential K = 8",
             "group-sequential: calls saved", "naive K = 8", "fixed n = 400", "EB CS K = 8",
-            "betting K = 8", "padded K = 8 (candidate)"]
+            "betting K = 8", *(f"{v} K = 8" for v in VARIANTS)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for case, out in zip(cases, results, strict=True):
         w, mix = case.world, case.world.mixture

@@ -72,10 +72,12 @@ def test_a_mean_outside_the_rows_cannot_be_reached() -> None:
 
 def _certain_pilot() -> tuple[dict[str, np.ndarray], int]:
     # D_i in {-0.5, 0, 0.5}, a third each: mean 0, sd 0.40825. Look 1 of 8 over 80 sees 10
-    # of them: no resampled mean passes 50 pp, so the upper bound is under a 99 pp margin and
-    # look 1 says COMPATIBLE, unless its lower bound is above 0 (INCOMPATIBLE is checked
-    # first), which needs P(resampled mean <= 0) < p_1 = 3e-8: at most one of the 10 D_i at
-    # or below 0 (chance 21 / 3^10 = 3.6e-4 per audit)
+    # of them; its upper bound resamples them with the pseudo-question at D_i = 1: a mean of
+    # 11 draws reaches 99 pp only when all 11 are the pseudo-question (ten of it and a 0.5
+    # make 10.5 / 11 = 95 pp), chance (1/11)^11 = 3.5e-12 < p_1 = 3e-8, so the upper bound
+    # is under a 99 pp margin and look 1 says COMPATIBLE, unless its lower bound is above 0
+    # (INCOMPATIBLE is checked first), which needs P(resampled mean <= 0) < p_1 = 3e-8: at
+    # most one of the 10 D_i at or below 0 (chance 21 / 3^10 = 3.6e-4 per audit)
     d = np.array([-0.5, 0.0, 0.5])
     return {"exact": d, "semantic": d}, 2
 
