@@ -130,4 +130,6 @@ async def main(n_questions: int) -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 2 or (len(sys.argv) == 2 and not sys.argv[1].isdigit()):
+        sys.exit(__doc__)  # --help, or anything that is not a question count
     asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 8))

@@ -87,7 +87,7 @@ def test_attribution_counterfactuals_are_priced(tmp_path: Path) -> None:
         run_protocol_file(proto, tmp_path / "run", [], SilentProgress())
         attribute_run(tmp_path / "run", SilentProgress())
     with RunDir(tmp_path / "run") as rd:
-        stages = usage_summary(rd.ledger(), rd.load_protocol())["stages"]
+        stages = usage_summary(rd.ledger(), rd.load_protocol()).to_json()["stages"]
     # 4 counterfactual answers (suff1 and nec1, two repeats), 12 + 5 tokens each:
     # (48 x 1.0 + 20 x 4.0) / 1e6 USD
     assert stages["attribution"] == {

@@ -71,6 +71,11 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
         from snapaudit.run.dialect import dry_run_notes
 
         planned = load_protocol(protocol_path, list(overrides))
+        if limit is not None:  # the smoke run's cohort: its first `limit` questions
+            if limit > planned.cohort.size:
+                raise ConfigError(f"--limit {limit} is larger than cohort.size = "
+                                  f"{planned.cohort.size}")
+            planned = load_protocol(protocol_path, [*overrides, f"cohort.size={limit}"])
         click.echo(render(plan(planned, protocol_path.resolve().parent),
                           [*paths_notes(planned), *dry_run_notes(planned)]), nl=False)
         return
