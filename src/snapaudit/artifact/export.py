@@ -132,8 +132,8 @@ def _export_tables(rd: RunDir, out: Path) -> None:
     tables.mkdir()
     answers = read_answers(rd.table("answers"))
     write_answers(tables / "answers.jsonl",
-                  [type(a)(a.question_id, a.state, a.repeat, a.answer, a.doc_ids, None)
-                   for a in answers])
+                  [type(a)(a.question_id, a.state, a.repeat, a.answer, a.doc_ids, None,
+                           steps=a.steps) for a in answers])
     labels_path = rd.table("labels")
     write_labels(tables / "labels.jsonl", read_labels(labels_path) if labels_path.exists() else [])
     gold_path = rd.table("gold")

@@ -48,6 +48,7 @@ from snapaudit.results import RunResults, results_from_json
 from snapaudit.run.stages.keys import AnswerKey
 from snapaudit.run.stages.payloads import decode_labels
 from snapaudit.tables import AnswerRow, PairLabel, read_answers, read_gold, read_labels
+from snapaudit.tables.steps import steps_record
 
 if TYPE_CHECKING:
     pass
@@ -161,7 +162,9 @@ def check_tables(root: Path, protocol: dict[str, Any], answers: Sequence[AnswerR
     for row in answers:
         cell = cells.pop(AnswerKey(row.question_id, row.state, row.repeat).encode(), None)
         ids = list(row.doc_ids) if row.doc_ids is not None else None
-        if cell is None or cell.get("answer") != row.answer or cell.get("doc_ids") != ids:
+        steps = steps_record(row.steps) if row.steps is not None else None
+        if cell is None or cell.get("answer") != row.answer or cell.get("doc_ids") != ids \
+                or cell.get("steps") != steps:
             report.failures.append(f"tables/answers.jsonl: row {row.question_id}/{row.state}/"
                                    f"{row.repeat} differs from the answer ledger")
     report.failures += [f"tables/answers.jsonl: ledger cell {k} missing" for k in sorted(cells)]

@@ -15,6 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from snapaudit.errors import TransportInvalid
+from snapaudit.systems.failure import R
+from snapaudit.tables.records import Step
+from snapaudit.tables.steps import StepsError, parse_steps
+
 Document = tuple[str, str, str]  # (id, url, text)
 
 
@@ -51,6 +56,18 @@ class AnswerOutcome:
     usage: dict[str, int] = field(default_factory=dict)
     latency_s: float = 0.0
     meta: dict[str, Any] = field(default_factory=dict)
+    # the trajectory behind the answer (snapaudit.tables.steps), when the system reports one
+    steps: tuple[Step, ...] | None = None
+
+
+def reply_steps(value: Any) -> tuple[Step, ...] | None:
+    """A reply's ``steps`` (None: none reported); TransportInvalid("schema") when invalid."""
+    if value is None:
+        return None
+    try:
+        return parse_steps(value, ids_as_text=True)
+    except StepsError as exc:
+        raise TransportInvalid(R.SCHEMA, detail=str(exc)) from None
 
 
 @runtime_checkable

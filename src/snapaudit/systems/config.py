@@ -25,6 +25,13 @@ class AuthConfig(Frozen):
     prefix: str = "Bearer "
 
 
+# the trajectory keys of an HTTP system: written only when set, so a protocol without them
+# keeps its hash
+_STEP_DEFAULTS: dict[str, Any] = {"steps_path": None, "step_tool": "tool",
+                                  "step_input": "input", "step_doc_ids": "doc_ids",
+                                  "step_output": "output"}
+
+
 class HttpSystemConfig(Frozen):
     url: str
     method: Literal["POST", "PUT", "GET"] = "POST"
@@ -33,6 +40,21 @@ class HttpSystemConfig(Frozen):
     doc_ids_path: str | None = "doc_ids"
     headers: dict[str, str] = Field(default_factory=dict)
     auth: AuthConfig | None = None
+    # the reply's list of steps (an agent's trajectory), and each step's fields within it
+    steps_path: str | None = None
+    step_tool: str = "tool"
+    step_input: str = "input"
+    step_doc_ids: str = "doc_ids"
+    step_output: str | None = "output"
+
+    @model_serializer(mode="wrap")
+    def _drop_step_defaults(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            for key, default in _STEP_DEFAULTS.items():
+                if key in data and data[key] == default:
+                    data.pop(key)
+        return data
 
 
 class ModelPrice(Frozen):

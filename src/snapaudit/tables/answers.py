@@ -15,7 +15,8 @@ from typing import Any, Literal, TypeVar
 from snapaudit.errors import InputError
 from snapaudit.tables.decoded import STATE_NAME, answer_table
 from snapaudit.tables.jsonl import Declined, Source, json_objects, source_of
-from snapaudit.tables.records import AnswerRef, AnswerRow
+from snapaudit.tables.records import AnswerRef, AnswerRow, Step
+from snapaudit.tables.steps import StepsError, parse_steps, steps_record
 
 GOLD_FORMATS = ("auto", "jsonl", "nq-open", "triviaqa-dpr")
 PARQUET_MAGIC = b"PAR1"
@@ -78,6 +79,16 @@ def _str_list(obj: dict[str, Any], key: str, where: dict[str, Any], *,
     if not all(isinstance(v, str) for v in value):
         raise InputError(f"field {key!r} must be a list of strings", **where)
     return tuple(value)
+
+
+def _steps(obj: dict[str, Any], where: dict[str, Any]) -> tuple[Step, ...] | None:
+    value = obj.get("steps")
+    if value is None:
+        return None
+    try:
+        return parse_steps(value)
+    except StepsError as exc:
+        raise InputError(str(exc), **where) from None
 
 
 def _unknown_keys(obj: dict[str, Any], allowed: set[str], where: dict[str, Any]) -> None:
@@ -149,7 +160,8 @@ def _checked_answers(source: Source, path: str | Path) -> list[AnswerRow]:
     """The rows of ``source`` record by record, each checked; the first problem raises."""
     rows: list[AnswerRow] = []
     lines: dict[tuple[str, str, int], int] = {}
-    allowed = {"question_id", "state", "repeat", "answer", "doc_ids", "question", "cluster"}
+    allowed = {"question_id", "state", "repeat", "answer", "doc_ids", "question", "cluster",
+               "steps"}
     for number, obj in records(source, path):
         where: dict[str, Any] = {"path": str(path), "line": number}
         _unknown_keys(obj, allowed, where)
@@ -161,6 +173,7 @@ def _checked_answers(source: Source, path: str | Path) -> list[AnswerRow]:
             doc_ids=_str_list(obj, "doc_ids", where, optional=True),
             question=_field(obj, "question", str, where, optional=True),
             cluster=_field(obj, "cluster", str, where, optional=True),
+            steps=_steps(obj, where),
         )
         if not row.answer.strip():
             raise InputError("empty answer: an answer must have at least one non-space "
@@ -257,4 +270,6 @@ def answer_record(row: AnswerRow) -> dict[str, Any]:
         obj["question"] = row.question
     if row.cluster is not None:
         obj["cluster"] = row.cluster
+    if row.steps is not None:
+        obj["steps"] = steps_record(row.steps)
     return obj

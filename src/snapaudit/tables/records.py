@@ -18,6 +18,20 @@ class AnswerRow:
     # optional cluster label (shared source document, topic, template): the bootstrap then
     # resamples whole clusters (snapaudit.stats.cluster)
     cluster: str | None = None
+    # the agent's trajectory behind the answer, step by step (snapaudit.tables.steps); None:
+    # the system reported none (an empty tuple: it reported that it took no step)
+    steps: tuple[Step, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step of a trajectory: the tool called, its input (a search query), the document
+    ids it returned, and optionally its output text (stored, never compared)."""
+
+    tool: str
+    input: str
+    doc_ids: tuple[str, ...] = ()
+    output: str | None = None
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -16,6 +16,7 @@ from typing import Any
 from snapaudit.errors import IntegrityError
 from snapaudit.run.record.protocol import LineageConfig
 from snapaudit.run.stages.keys import AnswerKey
+from snapaudit.run.stages.payloads import payload_steps
 from snapaudit.systems.base import AnswerCall, AnswerOutcome
 
 
@@ -61,7 +62,8 @@ class ReplaySystem:
         ids = payload.get("doc_ids")
         return AnswerOutcome(answer=str(payload["answer"]),
                              doc_ids=tuple(ids) if ids is not None else None,
-                             meta={"replayed_from": "parent answer lock"})
+                             meta={"replayed_from": "parent answer lock"},
+                             steps=payload_steps(payload))
 
     async def aclose(self) -> None:
         return None

@@ -1,7 +1,8 @@
 """Answer cells: one per (question, state, repeat), for the answer stage and replication.
 
 The request is ``{"question_id", "state", "repeat"}``; an accepted payload is
-``{"answer", "doc_ids"}``, validated against ``[answers] max_bytes``
+``{"answer", "doc_ids"}`` (and ``steps``, an agent's trajectory, when the system reports one),
+validated against ``[answers] max_bytes``
 (:func:`snapaudit.run.answers.validate_answer`), metered with the tokens the system
 reported, and decoded back into :class:`~snapaudit.tables.AnswerRow` by :func:`answer_rows`.
 """
@@ -18,7 +19,7 @@ from snapaudit.run.record import cohort
 from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.stages.base import Cell, Stage, run_stage
 from snapaudit.run.stages.keys import AnswerKey
-from snapaudit.run.stages.payloads import answer_result
+from snapaudit.run.stages.payloads import answer_result, payload_steps
 from snapaudit.systems.base import AnswerCall, Evidence, System
 from snapaudit.tables import AnswerRow
 
@@ -76,7 +77,8 @@ def answer_rows(ledger: Ledger, questions: Sequence[cohort.Question] | Mapping[s
         ids = cell.payload.get("doc_ids")
         rows.append(AnswerRow(key.question_id, key.state, key.repeat, cell.payload["answer"],
                               tuple(ids) if ids is not None else None,
-                              text.get(key.question_id), cluster.get(key.question_id)))
+                              text.get(key.question_id), cluster.get(key.question_id),
+                              payload_steps(cell.payload)))
     if order is None:
         return rows
     return sorted(rows, key=lambda r: (order.get(r.question_id, -1), r.state, r.repeat))

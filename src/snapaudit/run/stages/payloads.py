@@ -12,6 +12,8 @@ from snapaudit.run.execution.runner import CellResult
 from snapaudit.run.stages.keys import JudgeKey
 from snapaudit.systems.base import AnswerOutcome
 from snapaudit.tables import AnswerRef, PairLabel
+from snapaudit.tables.records import Step
+from snapaudit.tables.steps import parse_steps, steps_record
 
 
 def answer_result(out: AnswerOutcome, max_bytes: int, latency: bool = True) -> CellResult:
@@ -19,8 +21,17 @@ def answer_result(out: AnswerOutcome, max_bytes: int, latency: bool = True) -> C
     nonempty answer of at most ``max_bytes`` UTF-8 bytes)."""
     validate_answer(out.answer, max_bytes)
     doc_ids = list(out.doc_ids) if out.doc_ids is not None else None
-    return CellResult({"answer": out.answer, "doc_ids": doc_ids}, dict(out.usage),
+    payload: dict[str, Any] = {"answer": out.answer, "doc_ids": doc_ids}
+    if out.steps is not None:  # only then: answer cells without steps are as before
+        payload["steps"] = steps_record(out.steps)
+    return CellResult(payload, dict(out.usage),
                       (out.latency_s or None) if latency else None, dict(out.meta))
+
+
+def payload_steps(payload: Mapping[str, Any]) -> tuple[Step, ...] | None:
+    """The steps of an accepted answer payload (None: it has none)."""
+    raw = payload.get("steps")
+    return None if raw is None else parse_steps(raw)
 
 
 def labels_payload(key: JudgeKey, verdict: dict[tuple[str, str], bool],

@@ -1,0 +1,97 @@
+"""Trajectories: the ``steps`` an agent took before its answer, checked and bounded.
+
+A reply (a Python target's mapping, an HTTP reply through ``steps_path``, an answers-table
+row) may carry ``steps``: a list of ``{"tool": str, "input": str, "doc_ids": [str, ...],
+"output"?: str}``. :func:`parse_steps` turns one into :class:`~snapaudit.tables.records.Step`
+records or raises :class:`StepsError` with a one-line message naming the step and the cause
+(the caller adds where: a transport-invalid attempt, or the file and line). The bounds keep
+one answer cell small enough for the ledger: at most :data:`MAX_STEPS` steps and
+:data:`MAX_STEPS_BYTES` UTF-8 bytes of text in all. :func:`steps_record` is the JSON form
+stored in a ledger cell and a table row (``output`` only when given), which
+:func:`parse_steps` reads back into equal records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from snapaudit.tables.records import Step
+
+MAX_STEPS = 256
+MAX_TOOL_CHARS = 256
+MAX_STEP_DOC_IDS = 1024
+MAX_STEPS_BYTES = 1 << 20  # text of all steps (tools, inputs, ids, outputs), UTF-8
+FIELDS = ("tool", "input", "doc_ids", "output")
+
+
+class StepsError(ValueError):
+    """A ``steps`` value that is not a valid trajectory (the message is one line)."""
+
+
+def parse_steps(value: Any, *, ids_as_text: bool = False) -> tuple[Step, ...]:
+    """The steps of ``value`` (a list of step objects); ``ids_as_text``: integer doc ids are
+    taken as their decimal text (what a system may send), else every id must be a string."""
+    if not isinstance(value, list | tuple):
+        raise StepsError(f"'steps' must be a list of steps, got {type(value).__name__}")
+    if len(value) > MAX_STEPS:
+        raise StepsError(f"'steps' has {len(value)} steps; at most {MAX_STEPS}")
+    steps = tuple(_step(i, item, ids_as_text) for i, item in enumerate(value))
+    size = sum(_size(s) for s in steps)
+    if size > MAX_STEPS_BYTES:
+        raise StepsError(f"'steps' hold {size} bytes of text; at most {MAX_STEPS_BYTES}")
+    return steps
+
+
+def _step(i: int, item: Any, ids_as_text: bool) -> Step:
+    where = f"steps[{i}]"
+    if not isinstance(item, Mapping):
+        raise StepsError(f"{where} must be an object {{tool, input, doc_ids, output?}}, got "
+                         f"{type(item).__name__}")
+    extra = sorted(str(k) for k in set(item) - set(FIELDS))
+    if extra:
+        raise StepsError(f"{where}: unknown field(s): {', '.join(extra)}")
+    tool, text = item.get("tool"), item.get("input")
+    if not isinstance(tool, str) or not tool.strip():
+        raise StepsError(f"{where}.tool must be a nonempty string, got {_kind(tool)}")
+    if len(tool) > MAX_TOOL_CHARS:
+        raise StepsError(f"{where}.tool has {len(tool)} characters; at most {MAX_TOOL_CHARS}")
+    if not isinstance(text, str):
+        raise StepsError(f"{where}.input must be a string, got {_kind(text)}")
+    output = item.get("output")
+    if output is not None and not isinstance(output, str):
+        raise StepsError(f"{where}.output must be a string, got {_kind(output)}")
+    return Step(tool, text, _ids(where, item.get("doc_ids", []), ids_as_text), output)
+
+
+def _ids(where: str, ids: Any, ids_as_text: bool) -> tuple[str, ...]:
+    if ids is None:
+        return ()
+    kinds = (str, int) if ids_as_text else (str,)
+    if not isinstance(ids, list | tuple) or not all(
+            isinstance(d, kinds) and not isinstance(d, bool) for d in ids):
+        raise StepsError(f"{where}.doc_ids must be a list of {'ids' if ids_as_text else 'strings'}")
+    if len(ids) > MAX_STEP_DOC_IDS:
+        raise StepsError(f"{where}.doc_ids has {len(ids)} ids; at most {MAX_STEP_DOC_IDS}")
+    return tuple(str(d) for d in ids)
+
+
+def _kind(value: Any) -> str:
+    return "nothing" if value is None else type(value).__name__
+
+
+def _size(step: Step) -> int:
+    texts = (step.tool, step.input, *step.doc_ids, step.output or "")
+    return sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
+
+
+def steps_record(steps: Sequence[Step]) -> list[dict[str, Any]]:
+    """The JSON form of ``steps`` (a ledger cell's, a table row's): ``output`` only when
+    given."""
+    out: list[dict[str, Any]] = []
+    for s in steps:
+        obj: dict[str, Any] = {"tool": s.tool, "input": s.input, "doc_ids": list(s.doc_ids)}
+        if s.output is not None:
+            obj["output"] = s.output
+        out.append(obj)
+    return out

@@ -1,0 +1,128 @@
+"""An agent audited end to end: the planted agent world (tests/fakes/agent_world.py) through a
+real run of a Python target and of an HTTP service, and through ``snapaudit analyze`` on its
+answers table. The steps are stored in the ledger cells, bound by the answer lock, written to
+``tables/answers.jsonl``, exported and verified; every route gives the hand-computed numbers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import snapaudit
+from snapaudit.artifact.export import export_artifact
+from snapaudit.artifact.verify import verify_artifact
+from snapaudit.errors import VerificationError
+from snapaudit.hashing import sha256_file
+from snapaudit.tables import write_answers
+from tests.fakes.agent_world import CHANGED, DIVERGENCE, EXPECTED, AgentService, agent_rows
+from tests.helpers.cli import exit_code
+from tests.helpers.ledger_view import query
+from tests.helpers.protocol import python_protocol_text, save_protocol, write_world
+
+KERNELS = ("tools", "queries", "documents")
+
+
+def _check(results: dict[str, Any]) -> None:
+    traj = results["trajectory"]
+    for name in KERNELS:
+        within, cross, d_hat = EXPECTED[name]
+        got = traj["kernels"][name]
+        assert (got["within"], got["cross"], got["d_hat"]) == pytest.approx(
+            (within, cross, d_hat)), name
+    assert results["kernels"]["exact"]["d_hat"] == pytest.approx(EXPECTED["exact"][2])
+    assert traj["changed_pairs"] == CHANGED
+    assert traj["first_divergence"] == DIVERGENCE
+
+
+def _python_run(tmp: Path) -> Path:
+    write_world(tmp, n=6)
+    proto = save_protocol(tmp, python_protocol_text(
+        'target = "tests.fakes.agent_world:agent"'))
+    snapaudit.audit(proto, tmp / "run")
+    return tmp / "run"
+
+
+@pytest.fixture(scope="module")
+def python_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _python_run(tmp_path_factory.mktemp("agent"))
+
+
+def test_python_target_steps_give_the_planted_numbers(python_run: Path) -> None:
+    _check(json.loads((python_run / "results.json").read_text()))
+    cells = query(python_run / "ledger.sqlite",
+                  "SELECT payload FROM cells WHERE stage='answer' AND cell_key='q005|new|2'")
+    assert json.loads(cells[0][0])["steps"] == [
+        {"tool": "search", "input": "item 5", "doc_ids": ["d5c"], "output": "1 hits"},
+        {"tool": "search", "input": "d5c details", "doc_ids": ["d5d"], "output": "1 hits"}]
+    rows = [json.loads(x) for x in
+            (python_run / "tables" / "answers.jsonl").read_text().splitlines()]
+    assert len(rows) == 24 and all("steps" in r for r in rows)
+
+
+def test_steps_are_exported_and_verified(python_run: Path, tmp_path: Path) -> None:
+    art = export_artifact(python_run, tmp_path / "art")
+    report = verify_artifact(art)
+    assert not report.failures
+    claims = {c["claim"] for c in json.loads((art / "claims.json").read_text())}
+    assert {"trajectory.kernels.queries.d_hat", "trajectory.changed_pairs.same_queries",
+            "trajectory.first_divergence.cross.at_step.2"} <= claims
+    # an edited step in the table (manifest forged) differs from the ledger
+    forged = tmp_path / "forged"
+    shutil.copytree(art, forged)
+    path = forged / "tables" / "answers.jsonl"
+    rows = [json.loads(x) for x in path.read_text().splitlines()]
+    rows[0]["steps"][0]["input"] = "another query"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    manifest = json.loads((forged / "manifest.json").read_text())
+    manifest["files"] = {f: sha256_file(forged / f) for f in manifest["files"]}
+    (forged / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(VerificationError) as err:
+        verify_artifact(forged)
+    row = rows[0]
+    assert (f"tables/answers.jsonl: row {row['question_id']}/{row['state']}/{row['repeat']} "
+            "differs from the answer ledger") in str(err.value)
+
+
+def test_an_edited_step_in_the_ledger_breaks_the_answer_lock(python_run: Path,
+                                                             tmp_path: Path) -> None:
+    art = export_artifact(python_run, tmp_path / "art")
+    path = art / "ledger" / "answer.cells.jsonl"
+    lines = path.read_text().splitlines()
+    cell = json.loads(lines[0])
+    cell["payload"]["steps"][0]["doc_ids"] = ["forged"]
+    lines[0] = json.dumps(cell)
+    path.write_text("\n".join(lines) + "\n")
+    manifest = json.loads((art / "manifest.json").read_text())
+    manifest["files"] = {f: sha256_file(art / f) for f in manifest["files"]}
+    (art / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(VerificationError) as err:
+        verify_artifact(art)
+    assert "locks: answer lock: ledger content 'cells_sha256' changed" in str(err.value)
+
+
+def test_http_service_steps_mapped_by_paths(tmp_path: Path) -> None:
+    write_world(tmp_path, n=6)
+    with AgentService() as svc:
+        systems = "\n".join(
+            f'[systems.{s}]\nurl = "{svc.url(s)}"\n'
+            'body_template = { question_id = "{question_id}", repeat = "{repeat}" }\n'
+            'steps_path = "trace.calls"\nstep_tool = "name"\nstep_input = "args.q"\n'
+            'step_doc_ids = "hits"\n' for s in ("old", "new"))
+        text = python_protocol_text("").replace('kind = "python"', 'kind = "http"')
+        text = text.split("[systems.old]")[0] + systems + "[gate]" + text.split("[gate]")[1]
+        proto = save_protocol(tmp_path, text)
+        snapaudit.audit(proto, tmp_path / "run")
+    _check(json.loads((tmp_path / "run" / "results.json").read_text()))
+
+
+def test_analyze_an_answers_table_with_steps(tmp_path: Path) -> None:
+    write_answers(tmp_path / "answers.jsonl", agent_rows())
+    code = exit_code(["analyze", "--answers", str(tmp_path / "answers.jsonl"), "--old", "old",
+                      "--new", "new", "--gate-profile", "exact-only", "--draws", "200",
+                      "--permutations", "0", "--json", str(tmp_path / "results.json")])
+    assert code in (0, 1)
+    _check(json.loads((tmp_path / "results.json").read_text()))

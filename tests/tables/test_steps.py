@@ -1,0 +1,84 @@
+"""``steps`` in answer tables: JSONL and Parquet rows keep them, bad ones are refused in one
+line naming the file, the line and the step; tables without them are written as before."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from snapaudit.errors import InputError, TransportInvalid
+from snapaudit.systems.python import to_outcome
+from snapaudit.tables import read_answers, write_answers
+from snapaudit.tables.records import Step
+from snapaudit.tables.steps import MAX_STEPS, MAX_STEPS_BYTES, StepsError, parse_steps
+from tests.fakes.agent_world import agent_rows
+
+
+@pytest.mark.parametrize("name", ["answers.jsonl", "answers.parquet"])
+def test_steps_round_trip(tmp_path: Path, name: str) -> None:
+    rows = agent_rows()
+    write_answers(tmp_path / name, rows)
+    assert list(read_answers(tmp_path / name)) == rows
+
+
+def test_a_table_without_steps_is_written_as_before(tmp_path: Path) -> None:
+    rows = [replace(r, steps=None) for r in agent_rows()]
+    write_answers(tmp_path / "a.jsonl", rows)
+    first = json.loads((tmp_path / "a.jsonl").read_text().splitlines()[0])
+    assert sorted(first) == ["answer", "question_id", "repeat", "state"]
+    assert type(read_answers(tmp_path / "a.jsonl")).__name__ == "AnswerTable"
+
+
+def test_json_form_keeps_output_only_when_given(tmp_path: Path) -> None:
+    write_answers(tmp_path / "a.jsonl", agent_rows())
+    lines = [json.loads(x) for x in (tmp_path / "a.jsonl").read_text().splitlines()]
+    q004 = next(x for x in lines if x["question_id"] == "q004" and x["repeat"] == 2)
+    assert q004["steps"] == [
+        {"tool": "search", "input": "item 4", "doc_ids": ["d4"], "output": "1 hits"},
+        {"tool": "read", "input": "d4", "doc_ids": ["d4b"]}]
+
+
+def _line(steps: Any) -> str:
+    return json.dumps({"question_id": "q1", "state": "a", "repeat": 1, "answer": "x",
+                       "steps": steps})
+
+
+@pytest.mark.parametrize(("steps", "message"), [
+    ("search", "'steps' must be a list of steps, got str"),
+    ([{"tool": "search"}], "steps[0].input must be a string, got nothing"),
+    ([{"tool": "", "input": "q"}], "steps[0].tool must be a nonempty string, got str"),
+    ([{"tool": "s", "input": "q", "doc_ids": [1]}], "steps[0].doc_ids must be a list of "
+                                                    "strings"),
+    ([{"tool": "s", "input": "q"}, {"tool": "s", "input": "q", "args": {}}],
+     "steps[1]: unknown field(s): args"),
+    ([{"tool": "s", "input": "q", "output": 3}], "steps[0].output must be a string, got int"),
+    ([{"tool": "s", "input": "q"}] * (MAX_STEPS + 1),
+     f"'steps' has {MAX_STEPS + 1} steps; at most {MAX_STEPS}"),
+])
+def test_bad_steps_name_the_line_and_the_step(tmp_path: Path, steps: Any, message: str) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text(_line(steps) + "\n")
+    with pytest.raises(InputError) as err:
+        read_answers(path)
+    assert str(err.value) == f"{path}:1: {message}"
+
+
+def test_steps_are_bounded_in_bytes() -> None:
+    big = [{"tool": "read", "input": "d", "output": "x" * (MAX_STEPS_BYTES // 4)}] * 4
+    with pytest.raises(StepsError, match=r"hold \d+ bytes of text; at most 1048576"):
+        parse_steps(big)
+
+
+def test_a_python_reply_with_steps() -> None:
+    out = to_outcome({"answer": "a", "steps": [{"tool": "search", "input": "q",
+                                                "doc_ids": [7, "d2"]}]}, 0.1)
+    assert out.steps == (Step("search", "q", ("7", "d2")),)
+    assert to_outcome({"answer": "a"}, 0.1).steps is None
+    with pytest.raises(TransportInvalid) as err:
+        to_outcome({"answer": "a", "steps": [{"tool": "search", "input": None}]}, 0.1)
+    assert err.value.reason == "schema"
+    assert "steps[0].input must be a string, got nothing" in str(err.value)
