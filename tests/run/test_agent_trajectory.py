@@ -63,6 +63,13 @@ def test_python_target_steps_give_the_planted_numbers(python_run: Path) -> None:
     assert len(rows) == 24 and all("steps" in r for r in rows)
 
 
+def _rehash(root: Path) -> None:
+    """A careful forger's manifest: every file's hash updated after an edit."""
+    manifest = json.loads((root / "manifest.json").read_text())
+    manifest["files"] = {f: sha256_file(root / f) for f in manifest["files"]}
+    (root / "manifest.json").write_text(json.dumps(manifest))
+
+
 def test_steps_are_exported_and_verified(python_run: Path, tmp_path: Path) -> None:
     art = export_artifact(python_run, tmp_path / "art")
     report = verify_artifact(art)
@@ -77,9 +84,7 @@ def test_steps_are_exported_and_verified(python_run: Path, tmp_path: Path) -> No
     rows = [json.loads(x) for x in path.read_text().splitlines()]
     rows[0]["steps"][0]["input"] = "another query"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    manifest = json.loads((forged / "manifest.json").read_text())
-    manifest["files"] = {f: sha256_file(forged / f) for f in manifest["files"]}
-    (forged / "manifest.json").write_text(json.dumps(manifest))
+    _rehash(forged)
     with pytest.raises(VerificationError) as err:
         verify_artifact(forged)
     row = rows[0]
@@ -96,9 +101,7 @@ def test_an_edited_step_in_the_ledger_breaks_the_answer_lock(python_run: Path,
     cell["payload"]["steps"][0]["doc_ids"] = ["forged"]
     lines[0] = json.dumps(cell)
     path.write_text("\n".join(lines) + "\n")
-    manifest = json.loads((art / "manifest.json").read_text())
-    manifest["files"] = {f: sha256_file(art / f) for f in manifest["files"]}
-    (art / "manifest.json").write_text(json.dumps(manifest))
+    _rehash(art)
     with pytest.raises(VerificationError) as err:
         verify_artifact(art)
     assert "locks: answer lock: ledger content 'cells_sha256' changed" in str(err.value)
@@ -126,3 +129,54 @@ def test_analyze_an_answers_table_with_steps(tmp_path: Path) -> None:
                       "--permutations", "0", "--json", str(tmp_path / "results.json")])
     assert code in (0, 1)
     _check(json.loads((tmp_path / "results.json").read_text()))
+
+
+def test_an_http_system_without_steps_keeps_its_spec() -> None:
+    from snapaudit.systems.config import HttpSystemConfig
+
+    plain = HttpSystemConfig(url="http://127.0.0.1:9/a").model_dump(mode="json")
+    assert sorted(plain) == ["answer_path", "auth", "body_template", "doc_ids_path",
+                             "headers", "method", "url"]
+    mapped = HttpSystemConfig(url="http://127.0.0.1:9/a", steps_path="trace",
+                              step_input="args.q").model_dump(mode="json")
+    assert {k: mapped[k] for k in set(mapped) - set(plain)} == {"steps_path": "trace",
+                                                                "step_input": "args.q"}
+
+
+def test_a_worker_process_target_returns_steps(tmp_path: Path) -> None:
+    write_world(tmp_path, n=6)
+    proto = save_protocol(tmp_path, python_protocol_text(
+        'target = "tests.fakes.agent_world:agent"\nisolation = "process"\n'
+        "max_concurrency = 2"))
+    snapaudit.audit(proto, tmp_path / "run")
+    _check(json.loads((tmp_path / "run" / "results.json").read_text()))
+
+
+def test_report_and_summary_show_the_trajectory(python_run: Path, tmp_path: Path) -> None:
+    from snapaudit.report.build import write_report
+    from snapaudit.report.summary import results_summary
+    from snapaudit.results import read_results
+
+    paths = write_report(python_run, tmp_path / "report")
+    md = Path(paths.markdown).read_text()
+    assert "## Agent trajectories" in md
+    table = md.split("## Agent trajectories")[1]
+    assert [line.split(" | ")[0] for line in table.splitlines()
+            if line.startswith(("| tools", "| queries", "| documents"))] == [
+        "| tools", "| queries", "| documents"]
+    assert "| queries | ` 66.67 ` | ` 50.00 ` | ` 16.67 ` |" in table
+    assert "| same queries (index side) | 4 |" in table
+    assert "| old × new | 24 | 12 | 6 | 6 |" in table
+    summary = results_summary(read_results(python_run / "results.json"))
+    assert "documents Within 91.67  Cross 45.83  D +45.83 pp" in summary
+    assert ("Changed answer pairs 12: same queries 4 (index side), different queries 8 "
+            "(agent side)") in summary
+
+
+def test_no_steps_no_agent_section(tmp_path: Path) -> None:
+    from snapaudit.report.summary import render_text
+
+    plain = [type(r)(r.question_id, r.state, r.repeat, r.answer) for r in agent_rows()]
+    text = render_text(snapaudit.analyze(plain, config=snapaudit.AnalysisConfig(
+        old="old", new="new", draws=200, permutations=0)))
+    assert "trajectory" not in text.lower() and "Changed answer pairs" not in text

@@ -140,9 +140,36 @@ def diagnostics_lines(result: AnalysisResult) -> list[str]:
     return lines
 
 
+def trajectory_lines(result: AnalysisResult) -> list[str]:
+    """The trajectory kernels and the split of changed pairs (answers with steps only)."""
+    t = result.trajectory
+    if t is None:
+        return []
+    rows = [[name, _pp(k.within), _pp(k.cross), _pp(k.d_hat), _pp(k.lcb95),
+             f"[{_pp(k.ci95[0])}, {_pp(k.ci95[1])}]"] for name, k in t.kernels.items()]
+    return ["Excess trajectory churn (the agent's steps; Within/Cross in %, D/LCB/CI in pp):",
+            *_table(["kernel", "Within", "Cross", "D", "LCB95", "CI95"], rows),
+            *changed_lines(result)]
+
+
+def changed_lines(result: AnalysisResult) -> list[str]:
+    """The split of the changed answer pairs and where old x new trajectories diverge."""
+    t = result.trajectory
+    if t is None:
+        return []
+    c, cross, within = t.changed_pairs, t.first_divergence.cross, t.first_divergence.within
+    steps = ", ".join(f"step {j}: {n}" for j, n in cross.at_step.items()) or "none"
+    return [f"Changed answer pairs {c.total}: same queries {c.same_queries} (index side), "
+            f"different queries {c.different_queries} (agent side)",
+            f"First divergence of old x new trajectories ({cross.pairs} pairs, identical "
+            f"{cross.identical}): {steps}; same-state pairs identical {within.identical} of "
+            f"{within.pairs}"]
+
+
 def render_text(result: AnalysisResult) -> str:
     """The readable summary ``snapaudit analyze`` prints."""
-    blocks = [churn_table(result), gate_lines(result), utility_lines(result),
+    blocks = [churn_table(result), trajectory_lines(result), gate_lines(result),
+              utility_lines(result),
               diagnostics_lines(result), ladder_table(result), secondary_lines(result)]
     return "\n\n".join("\n".join(b) for b in blocks if b) + "\n"
 
@@ -183,6 +210,11 @@ def results_summary(record: RunResults) -> str:
                      f"D {_signed(k.d_hat)} pp  lcb95 {_signed(k.lcb95)} pp  "
                      f"ucb95 {_signed(k.ucb95)} pp  "
                      f"95% CI [{_pp(k.ci95[0])}, {_pp(k.ci95[1])}]")
+    if results.trajectory is not None:  # an agent's steps: the trajectory kernels too
+        lines += [f"{name:<9} Within {_pp(k.within)}  Cross {_pp(k.cross)}  "
+                  f"D {_signed(k.d_hat)} pp  lcb95 {_signed(k.lcb95)} pp  (trajectory)"
+                  for name, k in results.trajectory.kernels.items()]
+        lines += changed_lines(results)
     v = results.verdict()
     lines.append(f"Verdict: {v.label}: {v.meaning}")
     if v.small_sample:

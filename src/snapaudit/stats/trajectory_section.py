@@ -25,7 +25,7 @@ from snapaudit.stats.codec import decode
 from snapaudit.stats.kernels import AnswerGrid, Kernel, pair_matrix
 from snapaudit.stats.kernelstats import KernelStats
 from snapaudit.stats.normalize import Normalizer
-from snapaudit.stats.trajectory import Cells, Trajectory
+from snapaudit.stats.trajectory import KERNELS, Cells, Trajectory
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +80,9 @@ class TrajectorySection:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TrajectorySection:
-        kernels = {name: decode(KernelStats, k, kernel=name)
-                   for name, k in data["kernels"].items()}
+        raw = data["kernels"]  # in KERNELS order (a document's keys are sorted)
+        order = [k for k in KERNELS if k in raw] + sorted(set(raw) - set(KERNELS))
+        kernels = {name: decode(KernelStats, raw[name], kernel=name) for name in order}
         return decode(cls, data, kernels=kernels)
 
 
