@@ -61,8 +61,8 @@ def trajectories(rows: Sequence[AnswerRow], grid: AnswerGrid, states: Sequence[s
 
 
 class _TrajectoryKernel:
-    """A kernel over trajectories: its pair matrix built from :meth:`pair` (subclasses may
-    code whole trajectories instead); ``same`` is the scalar view of a value of 1."""
+    """A kernel over trajectories: ``value`` of one pair, ``matrix`` of every pair of a grid
+    (built by the subclass at once); ``same`` is the scalar view of a value of 1."""
 
     name = ""
 
@@ -84,13 +84,7 @@ class _TrajectoryKernel:
         return self._matrices.get(grid, refs, self._matrix)
 
     def _matrix(self, grid: AnswerGrid, refs: Sequence[AnswerRef]) -> np.ndarray:
-        m = len(refs)
-        out = np.ones((grid.n, m, m), dtype=np.float64)
-        for i, q in enumerate(grid.question_ids):
-            for x in range(m):
-                for y in range(x + 1, m):
-                    out[i, x, y] = out[i, y, x] = self.value(q, refs[x], refs[y])
-        return out
+        raise NotImplementedError
 
 
 class SequenceKernel(_TrajectoryKernel):
@@ -123,9 +117,24 @@ class DocumentsKernel(_TrajectoryKernel):
         return frozenset(d for s in self.steps(qid, ref) for d in s.doc_ids)
 
     def value(self, qid: str, a: AnswerRef, b: AnswerRef) -> float:
-        x, y = self.documents(qid, a), self.documents(qid, b)
-        union = len(x | y)
-        return len(x & y) / union if union else 1.0
+        return jaccard(self.documents(qid, a), self.documents(qid, b))
+
+    def _matrix(self, grid: AnswerGrid, refs: Sequence[AnswerRef]) -> np.ndarray:
+        m = len(refs)
+        xs, ys = np.triu_indices(m, 1)
+        values = np.empty((grid.n, len(xs)), dtype=np.float64)
+        for i, q in enumerate(grid.question_ids):
+            sets = [self.documents(q, ref) for ref in refs]  # each cell's set once
+            values[i] = [jaccard(sets[x], sets[y]) for x, y in zip(xs, ys, strict=True)]
+        out = np.ones((grid.n, m, m), dtype=np.float64)
+        out[:, xs, ys] = out[:, ys, xs] = values
+        return out
+
+
+def jaccard(x: frozenset[str], y: frozenset[str]) -> float:
+    """|x & y| / |x | y|, and 1 for two empty sets."""
+    union = len(x | y)
+    return len(x & y) / union if union else 1.0
 
 
 def trajectory_kernels(found: Trajectories, normalize: Normalizer
