@@ -22,6 +22,11 @@ class WorldFiles:
     plants: Path
     protocol: Path
 
+    @property
+    def agent_protocol(self) -> Path:
+        """The protocol of ``snapaudit demo --agent`` (:func:`agent_protocol`)."""
+        return self.root / "protocol.agent.toml"
+
 
 def jsonl_bytes(rows: list[dict[str, Any]]) -> bytes:
     """The exact bytes :func:`write_world` writes for a JSONL table."""
@@ -94,6 +99,58 @@ concurrency = 1
 """
 
 
+def agent_protocol(files_root: Path, *, repeats: int = 2, seed: int = 7,
+                   n_questions: int | None = None) -> str:
+    """The protocol of ``snapaudit demo --agent``: the two-step search agent of
+    :mod:`snapaudit.demo.agent` as a Python target in states n1 and n7 of the same world
+    (its corpus bound into the spec), the rule judge, the demo's bootstrap."""
+    size = n_questions if n_questions is not None else 10_000
+    root = files_root.as_posix()
+    systems = "".join(f"""
+[systems.{state}]
+target = "snapaudit.demo.agent:answer"
+setup = "snapaudit.demo.agent:setup"
+kwargs = {{ corpus = "{root}/corpus", shards = {shards} }}
+bind_files = ["corpus"]
+""" for state, shards in (("n1", 1), ("n7", 7)))
+    return f"""# The snapaudit agent demo: a two-step search agent (docs/agents.md).
+name = "snapaudit-demo-agent"
+
+[states]
+order = ["n1", "n7"]
+old = "n1"
+new = "n7"
+
+[design]
+repeats = {repeats}
+seed = {seed}
+
+[cohort]
+source = "jsonl"
+path = "{root}/questions.jsonl"
+size = {size}
+seed = {seed}
+
+[gold]
+path = "{root}/gold.jsonl"
+format = "jsonl"
+
+[system]
+kind = "python"
+{systems}
+[judge]
+kind = "rule"
+name = "rule"
+
+[bootstrap]
+draws = 2000
+seed = {seed}
+
+[run]
+concurrency = 1
+"""
+
+
 def write_world(world: World, root: str | Path, *, repeats: int = 2,
                 protocol_text: str | None = None) -> WorldFiles:
     """Write ``world`` under ``root`` (created if needed); byte-identical for equal worlds."""
@@ -110,6 +167,9 @@ def write_world(world: World, root: str | Path, *, repeats: int = 2,
     text = protocol_text or demo_protocol(root, repeats=repeats, seed=world.seed,
                                           n_questions=len(world.questions))
     files.protocol.write_text(text, encoding="utf-8")
+    files.agent_protocol.write_text(agent_protocol(root, repeats=repeats, seed=world.seed,
+                                                   n_questions=len(world.questions)),
+                                    encoding="utf-8")
     return files
 
 
