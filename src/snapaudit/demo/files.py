@@ -38,20 +38,15 @@ def _jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     path.write_bytes(jsonl_bytes(rows))
 
 
-def demo_protocol(files_root: Path, *, repeats: int = 2, seed: int = 7,
-                  n_questions: int | None = None, top_k: int = 4, threads: int = 2) -> str:
-    """The demo protocol TOML: testbed states n0, n1, n3, n7 over the world's 7 shards,
-    old n1 / new n7, the embedded local generator and the rule judge.
-
-    ``top_k`` defaults to 4, not the study's 8: the embedded model prefills only tens of
-    tokens per second on a small CPU, and every document costs ~20 tokens per call."""
-    size = n_questions if n_questions is not None else 10_000
-    root = files_root.as_posix()
-    return f"""# The snapaudit demo: an invented world with planted changes (docs/demo.md).
-name = "snapaudit-demo"
+def _protocol(title: str, name: str, states: list[str], system: str, *, root: str,
+              repeats: int, seed: int, size: int) -> str:
+    """A demo protocol: ``system`` (its [system] and what follows) between the world's
+    states, design, cohort and gold and the rule judge, bootstrap and run of every demo."""
+    return f"""# {title}
+name = "{name}"
 
 [states]
-order = ["n0", "n1", "n3", "n7"]
+order = {json.dumps(states)}
 old = "n1"
 new = "n7"
 
@@ -69,7 +64,29 @@ seed = {seed}
 path = "{root}/gold.jsonl"
 format = "jsonl"
 
-[system]
+{system}
+[judge]
+kind = "rule"
+name = "rule"
+
+[bootstrap]
+draws = 2000
+seed = {seed}
+
+[run]
+concurrency = 1
+"""
+
+
+def demo_protocol(files_root: Path, *, repeats: int = 2, seed: int = 7,
+                  n_questions: int | None = None, top_k: int = 4, threads: int = 2) -> str:
+    """The demo protocol TOML: testbed states n0, n1, n3, n7 over the world's 7 shards,
+    old n1 / new n7, the embedded local generator and the rule judge.
+
+    ``top_k`` defaults to 4, not the study's 8: the embedded model prefills only tens of
+    tokens per second on a small CPU, and every document costs ~20 tokens per call."""
+    root = files_root.as_posix()
+    system = f"""[system]
 kind = "testbed"
 
 [testbed]
@@ -85,18 +102,11 @@ backend = "local"
 temperature = 0.1
 max_tokens = 144
 n_threads = {threads}
-
-[judge]
-kind = "rule"
-name = "rule"
-
-[bootstrap]
-draws = 2000
-seed = {seed}
-
-[run]
-concurrency = 1
 """
+    return _protocol("The snapaudit demo: an invented world with planted changes "
+                     "(docs/demo.md).", "snapaudit-demo", ["n0", "n1", "n3", "n7"], system,
+                     root=root, repeats=repeats, seed=seed,
+                     size=n_questions if n_questions is not None else 10_000)
 
 
 def agent_protocol(files_root: Path, *, repeats: int = 2, seed: int = 7,
@@ -104,51 +114,18 @@ def agent_protocol(files_root: Path, *, repeats: int = 2, seed: int = 7,
     """The protocol of ``snapaudit demo --agent``: the two-step search agent of
     :mod:`snapaudit.demo.agent` as a Python target in states n1 and n7 of the same world
     (its corpus bound into the spec), the rule judge, the demo's bootstrap."""
-    size = n_questions if n_questions is not None else 10_000
     root = files_root.as_posix()
-    systems = "".join(f"""
+    system = '[system]\nkind = "python"\n' + "".join(f"""
 [systems.{state}]
 target = "snapaudit.demo.agent:answer"
 setup = "snapaudit.demo.agent:setup"
 kwargs = {{ corpus = "{root}/corpus", shards = {shards} }}
 bind_files = ["corpus"]
 """ for state, shards in (("n1", 1), ("n7", 7)))
-    return f"""# The snapaudit agent demo: a two-step search agent (docs/agents.md).
-name = "snapaudit-demo-agent"
-
-[states]
-order = ["n1", "n7"]
-old = "n1"
-new = "n7"
-
-[design]
-repeats = {repeats}
-seed = {seed}
-
-[cohort]
-source = "jsonl"
-path = "{root}/questions.jsonl"
-size = {size}
-seed = {seed}
-
-[gold]
-path = "{root}/gold.jsonl"
-format = "jsonl"
-
-[system]
-kind = "python"
-{systems}
-[judge]
-kind = "rule"
-name = "rule"
-
-[bootstrap]
-draws = 2000
-seed = {seed}
-
-[run]
-concurrency = 1
-"""
+    return _protocol("The snapaudit agent demo: a two-step search agent (docs/agents.md).",
+                     "snapaudit-demo-agent", ["n1", "n7"], system, root=root,
+                     repeats=repeats, seed=seed,
+                     size=n_questions if n_questions is not None else 10_000)
 
 
 def write_world(world: World, root: str | Path, *, repeats: int = 2,
