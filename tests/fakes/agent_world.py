@@ -132,3 +132,18 @@ class AgentService(LoopbackServer):
 
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/{state}", self._handle)
+
+
+def sampled_agent(call: PythonCall, delay_s: float = 0.0) -> dict[str, Any]:
+    """A sampling agent: after ``delay_s`` seconds, a trajectory that is a function of
+    (question, seed) alone (its query wording, a second search or not, the documents), so a
+    run killed anywhere and resumed must end with the uninterrupted run's cells."""
+    import time
+
+    time.sleep(float(delay_s))
+    draw = call.seed % 6
+    steps = [{"tool": "search", "input": f"item {call.question_id} v{draw % 3}",
+              "doc_ids": [f"d{call.question_id}", f"x{draw}"]}]
+    if draw % 2:
+        steps.append({"tool": "read", "input": f"x{draw}", "doc_ids": []})
+    return {"answer": f"answer {draw % 4}", "steps": steps}

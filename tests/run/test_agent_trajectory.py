@@ -180,3 +180,46 @@ def test_no_steps_no_agent_section(tmp_path: Path) -> None:
     text = render_text(snapaudit.analyze(plain, config=snapaudit.AnalysisConfig(
         old="old", new="new", draws=200, permutations=0)))
     assert "trajectory" not in text.lower() and "Changed answer pairs" not in text
+
+
+@pytest.mark.slow
+def test_an_agent_killed_several_times_gives_the_uninterrupted_trajectories(
+        tmp_path: Path) -> None:
+    import signal
+    import time
+
+    from tests.helpers.cli import run_cli, wait_for_new_attempt
+    from tests.helpers.ledger_view import accepted
+
+    write_world(tmp_path, n=6)
+
+    def protocol(name: str, delay: float) -> Path:
+        text = python_protocol_text('target = "tests.fakes.agent_world:sampled_agent"\n'
+                                    f"kwargs = {{ delay_s = {delay} }}", run={"concurrency": 1})
+        return save_protocol(tmp_path, text).rename(tmp_path / name)
+
+    proto, run_dir, kills = protocol("killed.toml", 0.05), tmp_path / "killed", 0
+    while kills < 3:
+        proc = run_cli(proto, run_dir)
+        wait_for_new_attempt(run_dir, proc)
+        time.sleep(0.02 + 0.03 * kills)
+        finished = proc.poll() is not None
+        if not finished:
+            proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        assert proc.stderr is not None
+        proc.stderr.close()
+        if finished:
+            break
+        kills += 1
+    final = run_cli(proto, run_dir)
+    _, err = final.communicate(timeout=120)
+    assert final.returncode == 0, err.decode()
+    assert kills == 3
+    snapaudit.audit(protocol("clean.toml", 0.0), tmp_path / "clean")
+    killed = {k: json.loads(p) for k, (_, p) in accepted(run_dir / "ledger.sqlite").items()}
+    clean = {k: json.loads(p) for k, (_, p) in
+             accepted(tmp_path / "clean" / "ledger.sqlite").items()}
+    assert killed == clean and all("steps" in p for p in clean.values())
+    assert json.loads((run_dir / "results.json").read_text())["trajectory"] == json.loads(
+        (tmp_path / "clean" / "results.json").read_text())["trajectory"]
