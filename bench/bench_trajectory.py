@@ -2,11 +2,11 @@
 and without ``steps``, at the sizes users run (10,000 questions, 2 states x 2 repeats, 4 KB
 answers, 3 steps of a search agent per answer), read and analyzed in the same run.
 
-Printed: the file sizes, the read and analyze times of each table and their ratio to the
-table without steps (the baseline, measured in this run), and the trajectory section's time
-alone. A table with steps is read by the checking reader (the column readers decline a
-``steps`` field), so the read ratio is the price of that reader; the analysis adds the three
-trajectory kernels, their bootstrap and the diagnostics.
+Printed: the file sizes (JSONL and Parquet), the read and analyze times of each table and
+their ratio to the JSONL table without steps (the baseline, measured in this run), and the
+checking reader's time on that table. The column readers keep a table's steps as a column
+(msgspec decodes them typed, pyarrow's rows are converted by msgspec); the analysis adds the
+three trajectory kernels, their bootstrap and the diagnostics.
 
 Usage::
 
@@ -75,13 +75,17 @@ def main() -> None:
                             gate=GateConfig(profile="exact-only"))
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, data in (("without steps", plain), ("with steps", table)):
-            path = Path(tmp) / f"{name.replace(' ', '_')}.jsonl"
+        for name, data, ext in (("without steps", plain, "jsonl"),
+                                ("with steps", table, "jsonl"),
+                                ("parquet plain", plain, "parquet"),
+                                ("parquet steps", table, "parquet")):
+            path = Path(tmp) / f"{name.replace(' ', '_')}.{ext}"
             write_answers(path, data)
             read_s, read = timed(lambda p=path: read_answers(p))  # type: ignore[misc]
             analyze_s, result = timed(lambda r=read: analyze(r, config=config))  # type: ignore[misc]
             results[name] = (path.stat().st_size, read_s, analyze_s, result)
-        checking, _ = timed(lambda: read_answers(Path(tmp) / "without_steps.jsonl", fast=False))
+        checking, _ = timed(lambda: read_answers(Path(tmp) / "without_steps.jsonl",
+                                                 fast=False))
     base = results["without steps"]
     print(f"{args.questions:,} questions x 2 states x 2 repeats, {args.answer_bytes} B answers, "
           "3 steps each")

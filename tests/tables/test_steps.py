@@ -12,7 +12,7 @@ import pytest
 
 from snapaudit.errors import InputError, TransportInvalid
 from snapaudit.systems.python import to_outcome
-from snapaudit.tables import read_answers, write_answers
+from snapaudit.tables import AnswerTable, read_answers, write_answers
 from snapaudit.tables.records import Step
 from snapaudit.tables.steps import MAX_STEPS, MAX_STEPS_BYTES, StepsError, parse_steps
 from tests.fakes.agent_world import agent_rows
@@ -22,7 +22,10 @@ from tests.fakes.agent_world import agent_rows
 def test_steps_round_trip(tmp_path: Path, name: str) -> None:
     rows = agent_rows()
     write_answers(tmp_path / name, rows)
-    assert list(read_answers(tmp_path / name)) == rows
+    table = read_answers(tmp_path / name)
+    assert isinstance(table, AnswerTable) and table.steps is not None  # the column readers
+    assert list(table) == rows
+    assert list(read_answers(tmp_path / name, fast=False)) == rows  # the checking reader
 
 
 def test_a_table_without_steps_is_written_as_before(tmp_path: Path) -> None:
@@ -51,6 +54,7 @@ def _line(steps: Any) -> str:
     ("search", "'steps' must be a list of steps, got str"),
     ([{"tool": "search"}], "steps[0].input must be a string, got nothing"),
     ([{"tool": "", "input": "q"}], "steps[0].tool must be a nonempty string, got str"),
+    ([{"tool": "  ", "input": "q"}], "steps[0].tool must be a nonempty string, got str"),
     ([{"tool": "s", "input": "q", "doc_ids": [1]}], "steps[0].doc_ids must be a list of "
                                                     "strings"),
     ([{"tool": "s", "input": "q"}, {"tool": "s", "input": "q", "args": {}}],
@@ -82,3 +86,26 @@ def test_a_python_reply_with_steps() -> None:
         to_outcome({"answer": "a", "steps": [{"tool": "search", "input": None}]}, 0.1)
     assert err.value.reason == "schema"
     assert "steps[0].input must be a string, got nothing" in str(err.value)
+
+
+@pytest.mark.parametrize(("steps", "message"), [
+    ([{"tool": " ", "input": "q", "doc_ids": ["d"], "output": None}],
+     "steps[0].tool must be a nonempty string, got str"),
+    ([{"tool": "s", "input": "q", "doc_ids": ["d"] * 1025, "output": None}],
+     "steps[0].doc_ids has 1025 ids; at most 1024"),
+])
+def test_bad_steps_in_parquet_name_the_row(tmp_path: Path, steps: Any, message: str) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from snapaudit.tables.parquet import STEPS
+
+    rows = [dict(question_id="q1", state=s, repeat=r, answer="x", steps=steps)
+            for s in ("a", "b") for r in (1, 2)]
+    table = pa.Table.from_pylist(rows, pa.schema([
+        ("question_id", pa.string()), ("state", pa.string()), ("repeat", pa.int64()),
+        ("answer", pa.string()), ("steps", STEPS)]))
+    pq.write_table(table, tmp_path / "a.parquet")
+    with pytest.raises(InputError) as err:
+        read_answers(tmp_path / "a.parquet")
+    assert str(err.value) == f"{tmp_path / 'a.parquet'}:1: {message}"

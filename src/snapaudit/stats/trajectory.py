@@ -18,7 +18,7 @@ changed answers by whether the agent asked the same, and locate where trajectori
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,19 +45,29 @@ class Trajectories:
 
 def trajectories(rows: Sequence[AnswerRow], grid: AnswerGrid, states: Sequence[str]
                  ) -> Trajectories | None:
-    """The trajectories of ``states`` when any row of the table carries steps, else None
-    (a column table never does: its fast readers decline a ``steps`` field)."""
-    if isinstance(rows, AnswerTable) or all(row.steps is None for row in rows):
+    """The trajectories of ``states`` when any row of the table carries steps, else None."""
+    if (rows.steps is None if isinstance(rows, AnswerTable)
+            else all(row.steps is None for row in rows)):
         return None
     keep = set(states)
     cells: dict[tuple[str, str], list[Trajectory]] = {
         (q, s): [()] * grid.repeats for q in grid.question_ids for s in states}
     missing = 0
-    for row in rows:
-        if row.state in keep:
-            missing += row.steps is None
-            cells[(row.question_id, row.state)][row.repeat - 1] = row.steps or ()
+    for qid, state, repeat, steps in _cells(rows):
+        if state in keep:
+            missing += steps is None
+            cells[(qid, state)][repeat - 1] = steps or ()
     return Trajectories(cells, missing)
+
+
+def _cells(rows: Sequence[AnswerRow]
+           ) -> Iterator[tuple[str, str, int, tuple[Step, ...] | None]]:
+    """(question, state, repeat, steps) of every row (a column table's from its columns)."""
+    if not isinstance(rows, AnswerTable) or rows.steps is None:
+        return ((r.question_id, r.state, r.repeat, r.steps) for r in rows)
+    qids, states = rows.question_ids, rows.states
+    return ((qids[q], states[s], j, t) for q, s, j, t in zip(
+        rows.q.tolist(), rows.s.tolist(), rows.repeat.tolist(), rows.steps, strict=True))
 
 
 class _TrajectoryKernel:

@@ -18,11 +18,9 @@ from typing import Annotated, Any
 
 import msgspec
 
-from snapaudit.tables.records import Step
+from snapaudit.tables.records import MAX_STEP_DOC_IDS, MAX_TOOL_CHARS, Step
 
 MAX_STEPS = 256
-MAX_TOOL_CHARS = 256
-MAX_STEP_DOC_IDS = 1024
 MAX_STEPS_BYTES = 1 << 20  # text of all steps (tools, inputs, ids, outputs), UTF-8
 FIELDS = ("tool", "input", "doc_ids", "output")
 
@@ -31,16 +29,8 @@ class StepsError(ValueError):
     """A ``steps`` value that is not a valid trajectory (the message is one line)."""
 
 
-class _StepLine(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    """A well-formed step, as msgspec checks it in one pass (the fast path of a table)."""
-
-    tool: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TOOL_CHARS)]
-    input: str
-    doc_ids: Annotated[tuple[str, ...], msgspec.Meta(max_length=MAX_STEP_DOC_IDS)] = ()
-    output: str | None = None
-
-
-_STEPS = Annotated[list[_StepLine], msgspec.Meta(max_length=MAX_STEPS)]
+# a trajectory as msgspec checks it (a typed answers line's ``steps``: snapaudit.tables.jsonl)
+STEPS = Annotated[list[Step], msgspec.Meta(max_length=MAX_STEPS)]
 _ENCODE = msgspec.json.Encoder().encode
 
 
@@ -49,15 +39,24 @@ def parse_steps(value: Any, *, ids_as_text: bool = False) -> tuple[Step, ...]:
     taken as their decimal text (what a system may send), else every id must be a string."""
     if not ids_as_text and isinstance(value, list):
         try:  # checked by msgspec; anything it refuses is checked below for the message
-            lines = msgspec.convert(value, _STEPS)
+            steps = checked_lines(msgspec.convert(value, STEPS), value)
         except msgspec.ValidationError:
-            pass
-        else:  # the JSON of the steps is longer than their text: the exact sum seldom runs
-            if all([x.tool.strip() for x in lines]) and (
-                    len(_ENCODE(value)) <= MAX_STEPS_BYTES
-                    or sum(_size(x) for x in lines) <= MAX_STEPS_BYTES):  # type: ignore[arg-type]
-                return tuple([Step(x.tool, x.input, x.doc_ids, x.output) for x in lines])
+            steps = None
+        if steps is not None:
+            return steps
     return _checked(value, ids_as_text)
+
+
+def checked_lines(lines: list[Step], source: Any = None) -> tuple[Step, ...] | None:
+    """Steps msgspec decoded as steps when every tool name is not blank and their text fits
+    the bound (their JSON, of ``source`` or of the lines, is longer than their text: the
+    exact sum seldom runs), else None."""
+    if not all([x.tool.strip() for x in lines]):
+        return None
+    size = len(_ENCODE(lines if source is None else source))
+    if size > MAX_STEPS_BYTES and sum(_size(x) for x in lines) > MAX_STEPS_BYTES:
+        return None
+    return tuple(lines)
 
 
 def _checked(value: Any, ids_as_text: bool) -> tuple[Step, ...]:
@@ -110,7 +109,7 @@ def _kind(value: Any) -> str:
     return "nothing" if value is None else type(value).__name__
 
 
-def _size(step: Step | _StepLine) -> int:
+def _size(step: Step) -> int:
     texts = (step.tool, step.input, *step.doc_ids, step.output or "")
     return sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
 
