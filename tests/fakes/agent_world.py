@@ -113,10 +113,14 @@ def agent_rows() -> list[AnswerRow]:
 @dataclass
 class AgentService(LoopbackServer):
     """The planted world over HTTP: ``POST /<state>`` with ``{question_id, repeat}``; the
-    steps in the service's own shape (``trace.calls[*]``: ``name``, ``args.q``, ``hits``)."""
+    steps in the service's own shape (``trace.calls[*]``: ``name``, ``args.q``, ``hits``).
+    The first reply for each question of ``broken`` names no tool in its first step."""
+
+    broken: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         super().__init__()
+        self.hits: dict[str, int] = {}
 
     def url(self, state: str) -> str:
         return f"http://127.0.0.1:{self.port}/{state}"
@@ -127,6 +131,10 @@ class AgentService(LoopbackServer):
                               int(body["repeat"]))
         calls = [{"name": s.tool, "args": {"q": s.input}, "hits": list(s.doc_ids)}
                  for s in steps]
+        qid = body["question_id"]
+        self.hits[qid] = self.hits.get(qid, 0) + 1
+        if qid in self.broken and self.hits[qid] == 1:
+            del calls[0]["name"]
         return web.Response(text=json.dumps({"answer": answer, "trace": {"calls": calls}}),
                             content_type="application/json")
 

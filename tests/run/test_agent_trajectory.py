@@ -109,7 +109,7 @@ def test_an_edited_step_in_the_ledger_breaks_the_answer_lock(python_run: Path,
 
 def test_http_service_steps_mapped_by_paths(tmp_path: Path) -> None:
     write_world(tmp_path, n=6)
-    with AgentService() as svc:
+    with AgentService(broken=frozenset({"q003"})) as svc:
         systems = "\n".join(
             f'[systems.{s}]\nurl = "{svc.url(s)}"\n'
             'body_template = { question_id = "{question_id}", repeat = "{repeat}" }\n'
@@ -120,6 +120,25 @@ def test_http_service_steps_mapped_by_paths(tmp_path: Path) -> None:
         proto = save_protocol(tmp_path, text)
         snapaudit.audit(proto, tmp_path / "run")
     _check(json.loads((tmp_path / "run" / "results.json").read_text()))
+    # the malformed first reply was one transport-invalid attempt, retried
+    failed = query(tmp_path / "run" / "ledger.sqlite",
+                   "SELECT cell_key, reason, error FROM attempts WHERE outcome != 'accepted'")
+    assert [(k[:4], reason) for k, reason, _ in failed] == [("q003", "schema")]
+    assert "steps[0].tool must be a nonempty string, got nothing" in failed[0][2]
+
+
+def test_analyze_refuses_bad_steps_in_one_line(tmp_path: Path) -> None:
+    from tests.helpers.cli import snapaudit as cli
+
+    rows = [{"question_id": "q1", "state": s, "repeat": r, "answer": "x",
+             "steps": [{"tool": "search", "input": "q", "doc_ids": "d1"}]}
+            for s in ("old", "new") for r in (1, 2)]
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = cli("analyze", "--answers", "a.jsonl", "--old", "old", "--new", "new",
+               cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: a.jsonl:1: steps[0].doc_ids must be a list of strings"]
 
 
 def test_analyze_an_answers_table_with_steps(tmp_path: Path) -> None:
