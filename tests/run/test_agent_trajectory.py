@@ -242,3 +242,16 @@ def test_an_agent_killed_several_times_gives_the_uninterrupted_trajectories(
     assert killed == clean and all("steps" in p for p in clean.values())
     assert json.loads((run_dir / "results.json").read_text())["trajectory"] == json.loads(
         (tmp_path / "clean" / "results.json").read_text())["trajectory"]
+
+
+def test_a_run_gated_on_a_trajectory_kernel(tmp_path: Path) -> None:
+    write_world(tmp_path, n=6)
+    rules = "".join(f'[[gate.rules]]\nkernel = "{k}"\nstatistic = "d_hat"\nop = ">="\n'
+                    f"threshold = {t}\n" for k, t in (("exact", 3), ("queries", 10)))
+    text = python_protocol_text('target = "tests.fakes.agent_world:agent"').replace(
+        '[gate]\nprofile = "exact-only"\n', rules)
+    result = snapaudit.audit(save_protocol(tmp_path, text), tmp_path / "run")
+    assert [(r.rule, r.value, r.passed) for r in result.gate.rules] == [
+        ("exact d_hat >= 3", pytest.approx(50.0), True),
+        ("queries d_hat >= 10", pytest.approx(100 / 6), True)]
+    assert result.gate.verdict == "incompatible"
