@@ -82,6 +82,8 @@ def test_a_python_reply_with_steps() -> None:
                                                 "doc_ids": [7, "d2"]}]}, 0.1)
     assert out.steps == (Step("search", "q", ("7", "d2")),)
     assert to_outcome({"answer": "a"}, 0.1).steps is None
+    built = [Step("search", "q", ("d1",)), Step("read", "d1", output="text")]
+    assert to_outcome({"answer": "a", "steps": built}, 0.1).steps == tuple(built)
     with pytest.raises(TransportInvalid) as err:
         to_outcome({"answer": "a", "steps": [{"tool": "search", "input": None}]}, 0.1)
     assert err.value.reason == "schema"

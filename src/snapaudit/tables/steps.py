@@ -1,6 +1,6 @@
 """Trajectories: the ``steps`` an agent took before its answer, checked and bounded.
 
-A reply (a Python target's mapping, an HTTP reply through ``steps_path``, an answers-table
+A reply (a Python target's mapping, whose steps may also be ``Step`` records; an HTTP reply through ``steps_path``, an answers-table
 row) may carry ``steps``: a list of ``{"tool": str, "input": str, "doc_ids": [str, ...],
 "output"?: str}``. :func:`parse_steps` turns one into :class:`~snapaudit.tables.records.Step`
 records or raises :class:`StepsError` with a one-line message naming the step and the cause
@@ -74,6 +74,8 @@ def _checked(value: Any, ids_as_text: bool) -> tuple[Step, ...]:
 
 def _step(i: int, item: Any, ids_as_text: bool) -> Step:
     where = f"steps[{i}]"
+    if isinstance(item, Step):  # a Python target may build the records itself
+        item = msgspec.structs.asdict(item)
     if not isinstance(item, Mapping):
         raise StepsError(f"{where} must be an object {{tool, input, doc_ids, output?}}, got "
                          f"{type(item).__name__}")
