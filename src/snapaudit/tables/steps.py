@@ -1,8 +1,8 @@
 """Trajectories: the ``steps`` an agent took before its answer, checked and bounded.
 
-A reply (a Python target's mapping, whose steps may also be ``Step`` records; an HTTP reply through ``steps_path``, an answers-table
-row) may carry ``steps``: a list of ``{"tool": str, "input": str, "doc_ids": [str, ...],
-"output"?: str}``. :func:`parse_steps` turns one into :class:`~snapaudit.tables.records.Step`
+A reply (a Python target's mapping, whose steps may also be ``Step`` records; an HTTP reply
+through ``steps_path``; an answers-table row) may carry ``steps``: a list of ``{"tool": str,
+"input": str, "doc_ids": [str, ...], "output"?: str}``. :func:`parse_steps` turns one into :class:`~snapaudit.tables.records.Step`
 records or raises :class:`StepsError` with a one-line message naming the step and the cause
 (the caller adds where: a transport-invalid attempt, or the file and line). The bounds keep
 one answer cell small enough for the ledger: at most :data:`MAX_STEPS` steps and
