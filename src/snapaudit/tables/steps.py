@@ -1,14 +1,15 @@
 """Trajectories: the ``steps`` an agent took before its answer, checked and bounded.
 
-A reply (a Python target's mapping, whose steps may also be ``Step`` records; an HTTP reply
-through ``steps_path``; an answers-table row) may carry ``steps``: a list of ``{"tool": str,
-"input": str, "doc_ids": [str, ...], "output"?: str}``. :func:`parse_steps` turns one into :class:`~snapaudit.tables.records.Step`
-records or raises :class:`StepsError` with a one-line message naming the step and the cause
-(the caller adds where: a transport-invalid attempt, or the file and line). The bounds keep
-one answer cell small enough for the ledger: at most :data:`MAX_STEPS` steps and
-:data:`MAX_STEPS_BYTES` UTF-8 bytes of text in all. :func:`steps_record` is the JSON form
-stored in a ledger cell and a table row (``output`` only when given), which
-:func:`parse_steps` reads back into equal records.
+A reply may carry ``steps`` (a Python target's mapping, whose steps may also be ``Step``
+records; an HTTP reply through ``steps_path``; an answers-table row): a list of
+``{"tool": str, "input": str, "doc_ids": [str, ...], "output"?: str}``. :func:`parse_steps`
+turns one into :class:`~snapaudit.tables.records.Step` records or raises
+:class:`StepsError` with a one-line message naming the step and the cause (the caller adds
+where: a transport-invalid attempt, or the file and line). The bounds keep one answer cell
+small enough for the ledger: at most :data:`MAX_STEPS` steps and :data:`MAX_STEPS_BYTES`
+UTF-8 bytes of text in all. :func:`steps_record` is the JSON form stored in a ledger cell
+and a table row (``output`` only when given), which :func:`parse_steps` reads back into
+equal records.
 """
 
 from __future__ import annotations
