@@ -186,6 +186,12 @@ def test_report_and_summary_show_the_trajectory(python_run: Path, tmp_path: Path
     assert "| queries | ` 66.67 ` | ` 50.00 ` | ` 16.67 ` |" in table
     assert "| same queries (index side) | 4 |" in table
     assert "| old × new | 24 | 12 | 6 | 6 |" in table
+    q001 = md.split("### q001")[1].split("###")[0]
+    assert "changed with the same queries (index side)" in q001
+    assert "- steps new ×2: 1. search “item 1” → d1n (+d1n -d1)" in q001
+    assert "changed with different queries (agent side)" in md.split("### q002")[1]
+    html = Path(paths.html).read_text()
+    assert 'value="same_queries"' in html and 'value="different_queries"' in html
     summary = results_summary(read_results(python_run / "results.json"))
     assert "documents Within 91.67  Cross 45.83  D +45.83 pp" in summary
     assert ("Changed answer pairs 12: same queries 4 (index side), different queries 8 "
@@ -255,3 +261,29 @@ def test_a_run_gated_on_a_trajectory_kernel(tmp_path: Path) -> None:
         ("exact d_hat >= 3", pytest.approx(50.0), True),
         ("queries d_hat >= 10", pytest.approx(100 / 6), True)]
     assert result.gate.verdict == "incompatible"
+
+
+def test_hostile_step_text_is_escaped_in_the_report(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from markdown_it import MarkdownIt
+
+    from snapaudit.report.build import write_report
+    from snapaudit.results import RunResults, write_results
+    from snapaudit.tables.records import Step
+
+    evil = "<script>document.title='pwned'</script>"
+    rows = [replace(r, steps=(Step("<b>search</b>", evil, ("<img src=x onerror=1>",)),))
+            if r.state == "new" else r for r in agent_rows()]
+    (tmp_path / "tables").mkdir()
+    write_answers(tmp_path / "tables" / "answers.jsonl", rows)
+    write_results(tmp_path / "results.json", RunResults(snapaudit.analyze(
+        rows, config=snapaudit.AnalysisConfig(old="old", new="new", draws=200,
+                                              permutations=0))))
+    paths = write_report(tmp_path)
+    html, md = Path(paths.html).read_text(), Path(paths.markdown).read_text()
+    rendered = MarkdownIt("commonmark").enable("table").render(md)
+    assert "steps new ×2: 1." in md
+    for text in (html, rendered):
+        assert "<script>document.title" not in text and "<img src=x" not in text
+        assert "<b>search" not in text and "&lt;script&gt;document.title" in text
