@@ -113,7 +113,8 @@ def agent_rows() -> list[AnswerRow]:
 @dataclass
 class AgentService(LoopbackServer):
     """The planted world over HTTP: ``POST /<state>`` with ``{question_id, repeat}``; the
-    steps in the service's own shape (``trace.calls[*]``: ``name``, ``args.q``, ``hits``).
+    steps in the service's own shape (``trace.calls[*]``: ``name``, ``args.q``, ``hits``, and
+    an ``output`` object the protocol leaves unread).
     The first reply for each question of ``broken`` names no tool in its first step."""
 
     broken: frozenset[str] = frozenset()
@@ -129,8 +130,8 @@ class AgentService(LoopbackServer):
         body = await request.json()
         answer, steps = reply(body["question_id"], request.match_info["state"],
                               int(body["repeat"]))
-        calls = [{"name": s.tool, "args": {"q": s.input}, "hits": list(s.doc_ids)}
-                 for s in steps]
+        calls = [{"name": s.tool, "args": {"q": s.input}, "hits": list(s.doc_ids),
+                  "output": {"scores": [1.0] * len(s.doc_ids)}} for s in steps]
         qid = body["question_id"]
         self.hits[qid] = self.hits.get(qid, 0) + 1
         if qid in self.broken and self.hits[qid] == 1:

@@ -114,7 +114,7 @@ def test_http_service_steps_mapped_by_paths(tmp_path: Path) -> None:
             f'[systems.{s}]\nurl = "{svc.url(s)}"\n'
             'body_template = { question_id = "{question_id}", repeat = "{repeat}" }\n'
             'steps_path = "trace.calls"\nstep_tool = "name"\nstep_input = "args.q"\n'
-            'step_doc_ids = "hits"\n' for s in ("old", "new"))
+            'step_doc_ids = "hits"\nstep_output = ""\n' for s in ("old", "new"))
         text = python_protocol_text("").replace('kind = "python"', 'kind = "http"')
         text = text.split("[systems.old]")[0] + systems + "[gate]" + text.split("[gate]")[1]
         proto = save_protocol(tmp_path, text)

@@ -141,7 +141,7 @@ class HttpSystem:
         paths = {"tool": cfg.step_tool, "input": cfg.step_input, "doc_ids": cfg.step_doc_ids,
                  "output": cfg.step_output}
         items = [{k: v for k, p in paths.items()
-                  if p is not None and (v := lookup(item, p)) is not _MISSING}
+                  if p and (v := lookup(item, p)) is not _MISSING}  # "": not read
                  for item in found]
         return reply_steps(items)
 
