@@ -104,7 +104,27 @@ def test_an_edited_step_in_the_ledger_breaks_the_answer_lock(python_run: Path,
     _rehash(art)
     with pytest.raises(VerificationError) as err:
         verify_artifact(art)
-    assert "locks: answer lock: ledger content 'cells_sha256' changed" in str(err.value)
+    assert "locks: answer lock: ledger content 'public_cells_sha256' changed" in str(err.value)
+
+
+def test_the_artifact_publishes_step_texts_hashed(python_run: Path, tmp_path: Path) -> None:
+    from snapaudit.hashing import sha256_text
+
+    art = export_artifact(python_run, tmp_path / "art")
+    texts = "".join(p.read_text() for p in art.rglob("*") if p.is_file())
+    # the queries (which may repeat the question) and the tool outputs are hashed...
+    assert "item two" not in texts and "d5c details" not in texts and "1 hits" not in texts
+    rows = [json.loads(x) for x in (art / "tables" / "answers.jsonl").read_text().splitlines()]
+    q5 = next(r for r in rows if (r["question_id"], r["state"], r["repeat"]) == ("q005", "old", 2))
+    # ...under the normalization: "Item 5!" and "item 5" publish the same hash
+    assert q5["steps"][0] == {"tool": "search", "input": "sha256:" + sha256_text("item 5"),
+                              "doc_ids": ["d5a"], "output": "sha256:" + sha256_text("1 hits")}
+    locks = json.loads((art / "locks.json").read_text())
+    answer = next(rec for rec, _ in locks if rec["stage"] == "answer")
+    assert {"cells_sha256", "public_cells_sha256", "public_attempts_sha256"} <= set(
+        answer["content"])
+    report = verify_artifact(art)
+    assert any("steps are published hashed" in note for note in report.notes)
 
 
 def test_http_service_steps_mapped_by_paths(tmp_path: Path) -> None:

@@ -14,11 +14,12 @@ equal records.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any
 
 import msgspec
 
+from snapaudit.hashing import sha256_text
 from snapaudit.tables.records import MAX_STEP_DOC_IDS, MAX_TOOL_CHARS, Step
 
 MAX_STEPS = 256
@@ -126,4 +127,28 @@ def steps_record(steps: Sequence[Step]) -> list[dict[str, Any]]:
         if s.output is not None:
             obj["output"] = s.output
         out.append(obj)
+    return out
+
+
+PUBLIC = "sha256:"  # the prefix of a step text an artifact publishes as its hash
+
+
+def public_payload(payload: Mapping[str, Any], normalize: Callable[[str], str]
+                   ) -> Mapping[str, Any]:
+    """An answer payload as an artifact publishes it: each step's input replaced by
+    ``sha256:`` and the SHA-256 of its normalized text (equal after normalization, equal
+    hashes: the ``queries`` kernel and the first divergences recompute the same), its output
+    by the SHA-256 of its text; tools and document ids kept. A query often repeats the
+    question, which an artifact never publishes. A payload without steps is returned as is
+    (the same object)."""
+    steps = payload.get("steps")
+    if not steps:
+        return payload
+    return {**payload, "steps": [_public(step, normalize) for step in steps]}
+
+
+def _public(step: Mapping[str, Any], normalize: Callable[[str], str]) -> dict[str, Any]:
+    out = {**step, "input": PUBLIC + sha256_text(normalize(str(step["input"])))}
+    if isinstance(step.get("output"), str):
+        out["output"] = PUBLIC + sha256_text(step["output"])
     return out

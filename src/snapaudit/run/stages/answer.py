@@ -17,6 +17,7 @@ from snapaudit.run.execution.runner import CellResult
 from snapaudit.run.execution.schedule import answer_schedule
 from snapaudit.run.record import cohort
 from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.record.locks import answer_publisher
 from snapaudit.run.stages.base import Cell, Stage, run_stage
 from snapaudit.run.stages.keys import AnswerKey
 from snapaudit.run.stages.payloads import answer_result, payload_steps
@@ -57,7 +58,7 @@ async def answer_stage(run: RunContext, evidence: Mapping[tuple[str, str], Evide
     per_endpoint = run.protocol.system.kind == "http"
     await run_stage(run.ledger, Stage(STAGE, cells), run.policy(not per_endpoint),
                     run.progress, run.protocol.run)
-    run.lock("answer", run.ledger.content_hashes(STAGE))
+    run.lock("answer", run.ledger.content_hashes(STAGE, answer_publisher(run.protocol)))
 
 
 def answer_rows(ledger: Ledger, questions: Sequence[cohort.Question] | Mapping[str, str],

@@ -150,7 +150,7 @@ def _answer_cell(system: System, state: str, plan: QuestionPlan, variant: str,
         drawn = reference_seed if seed == first_seed else seed  # first seed index: the state's
         out = await system.answer(AnswerCall(qid, plan.question, state, repeat, attempt, drawn,
                                              evidence))
-        return answer_result(out, max_bytes)
+        return answer_result(out, max_bytes, steps=False)  # answers alone are attributed
 
     request = {"question_id": qid, "variant": variant, "repeat": repeat,
                "doc_ids": list(evidence.doc_ids), "evidence": sha256_json(evidence.rendered),

@@ -16,13 +16,15 @@ from snapaudit.tables.records import Step
 from snapaudit.tables.steps import parse_steps, steps_record
 
 
-def answer_result(out: AnswerOutcome, max_bytes: int, latency: bool = True) -> CellResult:
+def answer_result(out: AnswerOutcome, max_bytes: int, latency: bool = True,
+                  steps: bool = True) -> CellResult:
     """The accepted payload of one answer, metered (TransportInvalid unless it is a
-    nonempty answer of at most ``max_bytes`` UTF-8 bytes)."""
+    nonempty answer of at most ``max_bytes`` UTF-8 bytes); ``steps=False`` leaves out the
+    trajectory (a counterfactual answer of ``snapaudit attribute`` needs none)."""
     validate_answer(out.answer, max_bytes)
     doc_ids = list(out.doc_ids) if out.doc_ids is not None else None
     payload: dict[str, Any] = {"answer": out.answer, "doc_ids": doc_ids}
-    if out.steps is not None:  # only then: answer cells without steps are as before
+    if steps and out.steps is not None:  # only then: cells without steps are as before
         payload["steps"] = steps_record(out.steps)
     return CellResult(payload, dict(out.usage),
                       (out.latency_s or None) if latency else None, dict(out.meta))
