@@ -230,10 +230,7 @@ def test_no_steps_no_agent_section(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_an_agent_killed_several_times_gives_the_uninterrupted_trajectories(
         tmp_path: Path) -> None:
-    import signal
-    import time
-
-    from tests.helpers.cli import run_cli, wait_for_new_attempt
+    from tests.helpers.cli import finish_run, kill_mid_stage
     from tests.helpers.ledger_view import accepted
 
     write_world(tmp_path, n=6)
@@ -244,22 +241,9 @@ def test_an_agent_killed_several_times_gives_the_uninterrupted_trajectories(
         return save_protocol(tmp_path, text).rename(tmp_path / name)
 
     proto, run_dir, kills = protocol("killed.toml", 0.05), tmp_path / "killed", 0
-    while kills < 3:
-        proc = run_cli(proto, run_dir)
-        wait_for_new_attempt(run_dir, proc)
-        time.sleep(0.02 + 0.03 * kills)
-        finished = proc.poll() is not None
-        if not finished:
-            proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        assert proc.stderr is not None
-        proc.stderr.close()
-        if finished:
-            break
+    while kills < 3 and kill_mid_stage(proto, run_dir, 0.02 + 0.03 * kills):
         kills += 1
-    final = run_cli(proto, run_dir)
-    _, err = final.communicate(timeout=120)
-    assert final.returncode == 0, err.decode()
+    finish_run(proto, run_dir)
     assert kills == 3
     snapaudit.audit(protocol("clean.toml", 0.0), tmp_path / "clean")
     killed = {k: json.loads(p) for k, (_, p) in accepted(run_dir / "ledger.sqlite").items()}
