@@ -111,3 +111,45 @@ def test_bad_steps_in_parquet_name_the_row(tmp_path: Path, steps: Any, message: 
     with pytest.raises(InputError) as err:
         read_answers(tmp_path / "a.parquet")
     assert str(err.value) == f"{tmp_path / 'a.parquet'}:1: {message}"
+
+
+def _parquet(path: Path, steps_of: Any, schema_steps: Any, row_group: int = 64) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [dict(question_id=f"q{q}", state=s, repeat=r, answer="x", steps=steps_of(q, s, r))
+            for q in range(3) for s in ("a", "b") for r in (1, 2)]
+    pq.write_table(pa.Table.from_pylist(rows, pa.schema([
+        ("question_id", pa.string()), ("state", pa.string()), ("repeat", pa.int64()),
+        ("answer", pa.string()), ("steps", schema_steps)])), path, row_group_size=row_group)
+
+
+def test_a_parquet_steps_column_read_field_by_field(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    from snapaudit.tables.parquet import STEPS
+
+    def steps_of(q: int, s: str, r: int) -> Any:
+        if (q, s, r) == (0, "a", 1):
+            return None  # a row without steps
+        if (q, s, r) == (0, "a", 2):
+            return []  # a row whose agent took no step
+        return [{"tool": "search", "input": f"q{q} {s}", "doc_ids": [f"d{q}", "é" * r],
+                 "output": None if r == 1 else "out"}, {"tool": "read", "input": f"d{q}",
+                                                        "doc_ids": [], "output": None}]
+
+    _parquet(tmp_path / "a.parquet", steps_of, STEPS, row_group=5)  # several chunks
+    table = read_answers(tmp_path / "a.parquet")
+    assert isinstance(table, AnswerTable)
+    assert list(table) == list(read_answers(tmp_path / "a.parquet", fast=False))
+    rows = {(r.question_id, r.state, r.repeat): r.steps for r in table}
+    assert rows[("q0", "a", 1)] is None and rows[("q0", "a", 2)] == ()
+    assert rows[("q2", "b", 2)] == (Step("search", "q2 b", ("d2", "éé"), "out"),
+                                    Step("read", "d2", (), None))
+    # a struct without doc_ids and output: steps with neither
+    lean = pa.list_(pa.struct([("tool", pa.string()), ("input", pa.string())]))
+    _parquet(tmp_path / "b.parquet", lambda q, s, r: [{"tool": "t", "input": f"{q}{s}{r}"}],
+             lean)
+    again = read_answers(tmp_path / "b.parquet")
+    assert isinstance(again, AnswerTable)
+    assert next(iter(again)).steps == (Step("t", "0a1"),)

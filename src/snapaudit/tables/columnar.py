@@ -10,9 +10,7 @@ the checking reader, which names the row and the problem.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Literal
 
-import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -20,8 +18,7 @@ import pyarrow.compute as pc
 from snapaudit.tables.answertable import AnswerTable, coded_full_grid
 from snapaudit.tables.decoded import STATE_NAME, per_row
 from snapaudit.tables.labeltable import LabelTable, ref_sides
-from snapaudit.tables.records import Step
-from snapaudit.tables.steps import STEPS, checked_lines
+from snapaudit.tables.stepcolumn import step_rows
 
 Check = Callable[[pa.DataType], bool]
 
@@ -44,7 +41,8 @@ def _ref(t: pa.DataType) -> bool:
 
 
 def _steps(t: pa.DataType) -> bool:
-    """A list of structs: the steps' fields are checked by msgspec (:func:`_step_rows`)."""
+    """A list of structs: the steps' fields are checked by
+    :func:`snapaudit.tables.stepcolumn.step_rows`."""
     return bool(pa.types.is_list(t) and pa.types.is_struct(t.value_type))
 
 
@@ -199,33 +197,15 @@ def arrow_answers(table: pa.Table) -> AnswerTable | None:
         return None
     if not coded_full_grid(q, s, repeat, len(qids), len(states)):
         return None  # a duplicate or a hole in the grid
-    steps = _step_rows(cols["steps"]) if "steps" in cols else None
-    if steps is False:
-        return None
+    steps = None
+    if "steps" in cols and cols["steps"].null_count < n:  # a column of nulls: no steps
+        steps = step_rows(cols["steps"], _text, _texts)
+        if steps is None:
+            return None
     question = _column(cols, "question", n, pa.string())
     return AnswerTable(qids, states, q, s, repeat, per_row(values, codes),
                        _doc_tuples(docs_col), _optional_strings(question),
                        (values, codes.astype(np.int64)), steps)
-
-
-def _step_rows(column: pa.ChunkedArray) -> list[tuple[Step, ...] | None] | Literal[False] | None:
-    """Each row's steps (None: a null row; None for the whole column when every row is
-    null), or False when one does not hold (the row reader then names the problem)."""
-    if column.null_count == len(column):
-        return None
-    out: list[tuple[Step, ...] | None] = []
-    for value in column.to_pylist():
-        if value is None:
-            out.append(None)
-            continue
-        try:
-            steps = checked_lines(msgspec.convert(value, STEPS))
-        except msgspec.ValidationError:
-            return False
-        if steps is None:
-            return False
-        out.append(steps)
-    return out
 
 
 def arrow_labels(table: pa.Table) -> LabelTable | None:
