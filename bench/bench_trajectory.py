@@ -5,8 +5,8 @@ answers, 3 steps of a search agent per answer), read and analyzed in the same ru
 Printed: the file sizes (JSONL and Parquet), the read and analyze times of each table and
 their ratio to the JSONL table without steps (the baseline, measured in this run), and the
 checking reader's time on that table. The column readers keep a table's steps as a column
-(msgspec decodes them typed, pyarrow's rows are converted by msgspec); the analysis adds the
-three trajectory kernels, their bootstrap and the diagnostics.
+(JSONL: msgspec decodes them typed; Parquet: read field by field, tables/stepcolumn.py); the
+analysis adds the three trajectory kernels, their bootstrap and the diagnostics.
 
 Usage::
 
