@@ -76,7 +76,8 @@ async def engine_stage(port: int, todo: list[tuple[str, str, int]], c: int, db: 
                               out.latency_s or None)
         return call
 
-    tasks = [CellTask(f"{q}|{s}|{r}", {"question_id": q, "state": s, "repeat": r}, make(q, s, r))
+    tasks = [CellTask(f"{q}|{s}|{r}", {"question_id": q, "state": s, "repeat": r}, make(q, s, r),
+                      endpoint=s)
              for q, s, r in todo]
     try:
         with Ledger(db) as ledger, gc_pacing(pace):

@@ -8,8 +8,9 @@ Prompts are the demo's: each question of the demo world alone (n0) and with TOP_
 documents as evidence. For every thread count both generators answer every prompt in the
 same run, interleaved (so load drift hits both alike); the ratios compare their summed
 latencies. The prefix generator then answers the prompts again in a shuffled order and
-the script counts answers that differ. The baseline subclass restores the former
-``llm.reset()`` before every call.
+the script counts answers that differ. The baseline replica restores the former
+``llm.reset()`` before every call. Both keep no whole-prompt states and run one replica
+(``bench/bench_local_throughput.py`` measures those).
 """
 
 from __future__ import annotations
@@ -27,13 +28,14 @@ from snapaudit.errors import TransportInvalid
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
 from snapaudit.testbed.generate.config import generator_config
 from snapaudit.testbed.generate.local import LocalGenerator
+from snapaudit.testbed.generate.local_model import LocalModel
 from snapaudit.testbed.prompt import ANSWER_SCHEMA, SYSTEM_PROMPT, parse_answer, user_message
 from snapaudit.testbed.render import render_evidence
 from snapaudit.testbed.retrieval.base import Document
 from snapaudit.testbed.retrieval.config import RenderConfig
 
 
-class ResetGenerator(LocalGenerator):
+class ResetModel(LocalModel):
     """The former behaviour: a full prefill after ``llm.reset()`` in every call."""
 
     def _load_prefix(self, llm: Any, system: str) -> int:
@@ -68,8 +70,9 @@ def valid(result: GenerationResult) -> bool:
 
 async def compare(threads: int, cases: list[tuple[str, str]], max_tokens: int,
                   temperature: float, shuffle: bool) -> None:
-    config = generator_config(backend="local", n_threads=threads, temperature=temperature)
-    gens: dict[str, LocalGenerator] = {"reset": ResetGenerator(config),
+    config = generator_config(backend="local", n_threads=threads, temperature=temperature,
+                              replicas=1, prompt_cache_mb=0)
+    gens: dict[str, LocalGenerator] = {"reset": LocalGenerator(config, model_type=ResetModel),
                                        "prefix": LocalGenerator(config)}
     rows: dict[str, list[tuple[str, GenerationResult]]] = {"reset": [], "prefix": []}
     try:
@@ -127,4 +130,6 @@ async def main(n_questions: int) -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 2 or (len(sys.argv) == 2 and not sys.argv[1].isdigit()):
+        sys.exit(__doc__)  # --help, or anything that is not a question count
     asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 8))

@@ -10,13 +10,23 @@ hashing the same, a per-kind model
   fields at their flat defaults, in the flat model's field order;
 - accepts another kind's field only at that default (what a resolved protocol holds), and
   refuses it otherwise, naming the kind it belongs to.
+
+Fields added later that only say *how* outputs are computed, never what they are (a family's
+``operational`` fields, e.g. the local generator's replica count), are written only when set
+away from their default, and never in a bound dump (``context={"bound": True}``, the protocol
+hash): protocols and hashes without them stay as they were.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import (
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from snapaudit._model import Frozen
 
@@ -30,6 +40,8 @@ class KindModel(Frozen):
     flat_shape: ClassVar[dict[str, Any]] = {}
     # field -> the kinds that own it (to name them when a field is refused)
     owners: ClassVar[dict[str, tuple[str, ...]]] = {}
+    # fields written only away from their default and never bound (module doc)
+    operational: ClassVar[tuple[str, ...]] = ()
 
     @model_validator(mode="before")
     @classmethod
@@ -53,19 +65,25 @@ class KindModel(Frozen):
         return out
 
     @model_serializer(mode="wrap")
-    def _flat(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _flat(self, handler: SerializerFunctionWrapHandler,
+              info: SerializationInfo) -> dict[str, Any]:
         own: dict[str, Any] = handler(self)
         out = {key: own.pop(key) if key in own else default
                for key, default in self.flat_shape.items()
                if key in own or key not in type(self).model_fields}
         out.update(own)
+        bound = isinstance(info.context, dict) and info.context.get("bound")
+        for key in self.operational:
+            if key in out and (bound or out[key] == self.flat_shape[key]):
+                del out[key]
         return out
 
 
 def flat_family(tag_field: str, kinds: dict[str, type[KindModel]],
-                order: list[str]) -> None:
+                order: list[str], operational: tuple[str, ...] = ()) -> None:
     """Set the class variables of a family's kind models: ``order`` is the flat field order
-    (every field of every kind, once); a field's flat default is the first owner's."""
+    (every field of every kind, once); a field's flat default is the first owner's;
+    ``operational``: fields of ``order`` never bound (module doc)."""
     shape: dict[str, Any] = {}
     owners: dict[str, tuple[str, ...]] = {}
     for key in order:
@@ -79,3 +97,4 @@ def flat_family(tag_field: str, kinds: dict[str, type[KindModel]],
         if missing:
             raise TypeError(f"{model.__name__}: fields {sorted(missing)} are not in the order")
         model.tag_field, model.flat_shape, model.owners = tag_field, shape, owners
+        model.operational = operational

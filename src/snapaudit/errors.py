@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from snapaudit.reasons import FailureReason
+
 
 class SnapauditError(Exception):
     """Root of every error snapaudit raises on purpose."""
@@ -112,11 +114,12 @@ class NotFoundError(BackendError):
 
 class TransportInvalid(SnapauditError):
     """One failed external call that is retried: connection error, timeout, 429/5xx,
-    unparseable or schema-violating body, empty or oversized answer."""
+    unparseable or schema-violating body, empty or oversized answer. ``reason`` is a
+    :class:`~snapaudit.reasons.FailureReason` (ValueError for a value outside it)."""
 
-    def __init__(self, reason: str, *, detail: str = "", retry_after: float | None = None,
-                 body: str = "", traceback: str = ""):
-        self.reason = reason
+    def __init__(self, reason: FailureReason, *, detail: str = "",
+                 retry_after: float | None = None, body: str = "", traceback: str = ""):
+        self.reason = FailureReason(reason)
         self.detail = detail
         self.retry_after = retry_after
         # a Python system's failing call: its redacted, bounded traceback (kept in the

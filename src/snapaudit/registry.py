@@ -20,9 +20,10 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One kind: its factory ``"module:attr"`` and the pip extra that provides its SDK."""
+    """One kind: its factory ``"module:attr"`` (None: a kind that builds nothing) and the
+    pip extra that provides its SDK. A family may subclass it with its kinds' capabilities."""
 
-    target: str
+    target: str | None
     extra: str | None = None
 
 
@@ -53,6 +54,8 @@ class Registry(Generic[T]):
     def factory(self, kind: str) -> Callable[..., T]:
         """The factory of ``kind``, importing its module now."""
         entry = self.entry(kind)
+        if entry.target is None:
+            raise ConfigError(f"{self.what} {kind!r} builds nothing")
         module_name, _, attr = entry.target.partition(":")
         try:
             module = importlib.import_module(module_name)

@@ -7,9 +7,18 @@ from typing import Any
 
 import pytest
 
-from snapaudit.adapters.common import DocIdError, answer_text, doc_id, doc_ids, require
+from snapaudit.adapters.common import (
+    DocIdError,
+    answer_text,
+    doc_id,
+    doc_ids,
+    doc_text,
+    require,
+    result,
+)
 from snapaudit.errors import ConfigError
-from snapaudit.systems.python import PythonCall
+from snapaudit.hashing import sha256_text
+from snapaudit.systems.python import PythonCall, to_outcome
 from tests.adapters.frameworks import LcBM25, require_frameworks
 
 require_frameworks()  # before the frameworks' imports: skips where they are absent
@@ -55,6 +64,18 @@ def test_document_ids_from_langchain_and_llamaindex_objects() -> None:
     assert doc_id(NodeWithScore(node=node, score=0.5), "source") == "s9"
     assert doc_id(TextNode(text="x", id_="n2")) == "n2"
     assert doc_ids(["a", 3]) == ["a", "3"]
+
+
+def test_document_texts_are_hashed_into_the_evidence() -> None:
+    """The adapters return each document's text; the system keeps only its SHA-256."""
+    assert doc_text(Document(page_content="x y", id="p1")) == "x y"
+    assert doc_text(NodeWithScore(node=TextNode(text="z", id_="n1"), score=0.5)) == "z"
+    assert doc_text("p1") is None  # a bare id has no text
+    out = result("A", [Document(page_content="old text", id="p1")], None)
+    assert out == {"answer": "A", "doc_ids": ["p1"], "doc_texts": ["old text"]}
+    assert "doc_texts" not in result("A", ["p1"], None)
+    outcome = to_outcome(out, 0.0)
+    assert outcome.doc_hashes == (sha256_text("old text"),)
 
 
 def test_a_missing_id_is_refused_naming_the_type_and_the_fix() -> None:
@@ -103,16 +124,18 @@ def test_langchain_target_binds_the_seed_and_collects_the_retrieved_ids() -> Non
         return rag_chain(retriever, prompt, RunnableLambda(_echo_llm))
 
     target = langchain_target(build)
-    assert target(_call(11), index="v1") == {"answer": "seed 11", "doc_ids": ["p1"]}
+    canberra = ["Canberra is the capital of Australia"]
+    assert target(_call(11), index="v1") == {"answer": "seed 11", "doc_ids": ["p1"],
+                                              "doc_texts": canberra}
     assert target(_call(12), index="v1")["answer"] == "seed 12"
-    assert target(_call(5, "gold symbol"), index="v2") == {"answer": "seed 5",
-                                                            "doc_ids": ["p3"]}
+    assert target(_call(5, "gold symbol"), index="v2") == {
+        "answer": "seed 5", "doc_ids": ["p3"], "doc_texts": ["Au is the symbol of gold"]}
     assert len(target(_call(5), index="v2", k=2)["doc_ids"]) == 2
     assert built == ["v1", "v2", "v2"]  # once per distinct kwargs
     atarget = langchain_target(build, asynchronous=True)
     assert asyncio.iscoroutinefunction(atarget)
     assert asyncio.run(atarget(_call(13), index="v1")) == \
-        {"answer": "seed 13", "doc_ids": ["p1"]}
+        {"answer": "seed 13", "doc_ids": ["p1"], "doc_texts": canberra}
 
     def no_ids(index: str) -> Any:
         retriever = LcBM25.from_documents([Document(page_content="Canberra")], k=1)
@@ -124,7 +147,8 @@ def test_langchain_target_binds_the_seed_and_collects_the_retrieved_ids() -> Non
     by_key = langchain_target(lambda: LcBM25.from_documents(
         [Document(page_content="Canberra", metadata={"doc_id": "m1"})], k=1)
         | RunnableLambda(lambda d: {"answer": "Canberra", "context": d}), id_key="doc_id")
-    assert by_key(_call()) == {"answer": "Canberra", "doc_ids": ["m1"]}
+    assert by_key(_call()) == {"answer": "Canberra", "doc_ids": ["m1"],
+                               "doc_texts": ["Canberra"]}
 
 
 def test_llamaindex_target_passes_the_seed_to_the_llm_and_returns_node_ids() -> None:
@@ -158,7 +182,10 @@ def test_llamaindex_target_passes_the_seed_to_the_llm_and_returns_node_ids() -> 
         return query_engine(retriever, EchoLLM())
 
     target = llamaindex_target(build)
-    assert target(_call(21)) == {"answer": "seed 21", "doc_ids": ["p1"]}
+    canberra = ["Canberra is the capital of Australia"]
+    assert target(_call(21)) == {"answer": "seed 21", "doc_ids": ["p1"],
+                                 "doc_texts": canberra}
     assert target(_call(22), k=2)["answer"] == "seed 22"
     atarget = llamaindex_target(build, asynchronous=True)
-    assert asyncio.run(atarget(_call(23))) == {"answer": "seed 23", "doc_ids": ["p1"]}
+    assert asyncio.run(atarget(_call(23))) == {"answer": "seed 23", "doc_ids": ["p1"],
+                                               "doc_texts": canberra}

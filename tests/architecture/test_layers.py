@@ -7,6 +7,10 @@ Every ``import`` and ``from ... import`` in ``src/snapaudit`` counts, wherever i
         -> systems -> results -> stats -> root
 
 ``snapaudit/__init__.py`` is the public facade: it re-exports lazily and is not a layer.
+
+Inside ``run/`` the groups are layers too: ``record < execution < stages < analysis <
+after``. A module of a group reaches no module of a higher group, directly or through the
+glue modules directly in ``run/`` (the engine, the context, ...).
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ LAYERS = ["root", "stats", "results", "systems", "adapters", "testbed", "judge",
           "report", "review", "demo", "cli"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 ROOT_MODULES = {"_kinds", "_model", "atomic", "errors", "hashing", "names", "progress",
-                "registry", "tables"}
+                "reasons", "registry", "tables"}
+RUN_GROUPS = ["record", "execution", "stages", "analysis", "after"]  # inside run/, bottom to top
 
 
 def _module_name(path: Path) -> str:
@@ -141,10 +146,64 @@ def test_the_checks_can_fail() -> None:
         EDGES.update(saved)
 
 
+def _run_group(module: str) -> str | None:
+    """The group of a module of ``run/`` (None: outside run/ or glue directly in it)."""
+    parts = module.split(".")
+    if parts[:2] != ["snapaudit", "run"] or len(parts) < 4 or parts[2] not in RUN_GROUPS:
+        return None
+    return parts[2]
+
+
+def _run_reach(module: str, edges: dict[str, set[str]]) -> set[str]:
+    """The modules of ``run/`` that ``module`` imports, directly or through other modules of
+    ``run/`` (glue included)."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        for dep in edges.get(todo.pop(), set()):
+            if dep.startswith("snapaudit.run.") and dep not in seen:
+                seen.add(dep)
+                todo.append(dep)
+    return seen
+
+
+def _run_upward(edges: dict[str, set[str]]) -> list[str]:
+    out = []
+    for mod in sorted(edges):
+        group = _run_group(mod)
+        if group is None:
+            continue
+        for dep in sorted(_run_reach(mod, edges)):
+            higher = _run_group(dep)
+            if higher is not None and RUN_GROUPS.index(higher) > RUN_GROUPS.index(group):
+                out.append(f"{mod} ({group}) reaches {dep} ({higher})")
+    return out
+
+
+def test_run_groups_point_down() -> None:
+    """record < execution < stages < analysis < after: no group reaches a higher one, even
+    through the glue of run/ (execution never decodes a stage's keys; record never reads after/)."""
+    upward = _run_upward(EDGES)
+    assert not upward, "run/ imports that point up:\n  " + "\n  ".join(upward)
+
+
+def test_the_run_group_check_can_fail() -> None:
+    """A planted edge up the groups, direct or through glue, is found."""
+    assert _run_group("snapaudit.run.record.readonly") == "record"
+    assert _run_group("snapaudit.run.engine") is None
+    direct = {"snapaudit.run.record.readonly": {"snapaudit.run.after.status"}}
+    assert _run_upward(direct) == ["snapaudit.run.record.readonly (record) reaches "
+                                   "snapaudit.run.after.status (after)"]
+    glued = {"snapaudit.run.execution.failures": {"snapaudit.run.context"},
+             "snapaudit.run.context": {"snapaudit.run.stages.keys"}}
+    assert _run_upward(glued) == ["snapaudit.run.execution.failures (execution) reaches "
+                                  "snapaudit.run.stages.keys (stages)"]
+
+
 def test_run_keeps_only_entry_points_and_glue() -> None:
     """At most 12 modules sit directly in ``run/``; the rest live in its sub-packages."""
     run = SRC / "run"
     direct = sorted(p.name for p in run.glob("*.py") if p.name != "__init__.py")
     assert len(direct) <= 12, f"{len(direct)} modules directly in run/: {direct}"
     groups = {p.name for p in run.iterdir() if (p / "__init__.py").is_file()}
-    assert {"record", "execution", "stages", "after"} <= groups, sorted(groups)
+    assert {"record", "execution", "stages", "analysis", "after"} <= groups, sorted(groups)

@@ -124,7 +124,7 @@ def test_altered_ledger_cell_with_forged_manifest_breaks_the_lock(artifact: Path
     _rehash(root)
     with pytest.raises(VerificationError) as err:
         verify_artifact(root)
-    assert "locks: answer lock: ledger content 'cells_sha256' changed" in str(err.value)
+    assert "locks: answer lock: ledger content 'accepted_sha256' changed" in str(err.value)
 
 
 def test_altered_claim_is_named(artifact: Path, tmp_path: Path) -> None:

@@ -77,7 +77,7 @@ def test_a_tampered_attribution_label_is_refused(attributed: tuple[Path, Path, s
     _rehash(root)
     with pytest.raises(VerificationError) as err:
         verify_artifact(root)
-    assert "locks: attribution lock: ledger content 'judge_cells_sha256' changed" in str(
+    assert "locks: attribution lock: ledger content 'judge_accepted_sha256' changed" in str(
         err.value)
     # the verdict no longer follows from the labels either
     assert "attribution: question q0: stated verdict 'caused'" in str(err.value)

@@ -39,6 +39,26 @@ def test_init_python_then_run_works_out_of_the_box(tmp_path: Path,
     assert results["kernels"]["exact"]["d_hat"] == 0.0
 
 
+def test_init_python_beside_existing_samples_names_them_and_can_keep_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mine = '{"id": "m1", "question": "What is my own question?"}\n'
+    (tmp_path / "questions.jsonl").write_text(mine, "utf-8")
+    out = tmp_path / "audit.toml"
+    assert exit_code(["init", "--kind", "python", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"questions.jsonl already exists in {tmp_path.resolve()}" in err
+    assert "--keep-existing" in err and "nothing was written" in err
+    assert "choose another --out" not in err  # the clash is not --out
+    assert [p.name for p in tmp_path.iterdir()] == ["questions.jsonl"]
+    assert exit_code(["init", "--kind", "python", "--out", str(out), "--keep-existing"]) == 0
+    assert "kept " in capsys.readouterr().err
+    assert (tmp_path / "questions.jsonl").read_text("utf-8") == mine
+    assert {p.name for p in tmp_path.iterdir()} == {"audit.toml", "my_pipeline.py",
+                                                    "questions.jsonl", "gold.jsonl"}
+    assert "snapaudit.adapters" in out.read_text("utf-8")  # the way to a framework pipeline
+    assert "langchain_target" in (tmp_path / "my_pipeline.py").read_text("utf-8")
+
+
 def test_run_then_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_world(tmp_path)
     with FakeRagService() as svc:

@@ -46,6 +46,11 @@ def planted_answer(question_id: str, state: str, repeat: int, old: str = "old") 
     return "UNKNOWN" if state == old else f"answer {question_id}"
 
 
+def revised(question_id: str) -> bool:
+    """Whether the shared document of this question has a new text after the first state."""
+    return _h("rev", question_id) % 3 == 0
+
+
 @dataclass
 class FakeRagService(LoopbackServer):
     states: tuple[str, ...] = ("old", "new")
@@ -86,7 +91,12 @@ class FakeRagService(LoopbackServer):
             return await self._fault(request, fault)
         answer = self.fixed_answer or planted_answer(qid, state, repeat, self.states[0])
         doc_ids = [f"d{_h('doc', qid, state) % 50}", f"d{_h('doc2', qid) % 50}"]
-        return web.json_response({"answer": answer, "doc_ids": doc_ids})
+        # "texts": the second document, shared by every state, gets a new text in the later
+        # states for the questions of revised(); a system reads them with doc_texts_path
+        texts = [f"passage {d}" for d in doc_ids]
+        if state != self.states[0] and revised(qid):
+            texts[1] += " (revised)"
+        return web.json_response({"answer": answer, "doc_ids": doc_ids, "texts": texts})
 
     async def _fault(self, request: web.Request, fault: str) -> web.StreamResponse:
         if fault == "500":

@@ -46,6 +46,7 @@ class RunSettings:
     name: str = "simulated-world"
     draws: int = 200
     concurrency: int = 4
+    run_extra: str = ""  # appended to the protocol after [run] (e.g. [run.pricing."m"])
 
 
 def protocol_text(world_dir: Path, port: int, n: int, settings: RunSettings) -> str:
@@ -78,7 +79,7 @@ seed = 1
 [run]
 concurrency = {settings.concurrency}
 max_attempts = 2
-{systems}"""
+{settings.run_extra}{systems}"""
 
 
 def served_answers(world: World) -> Served:

@@ -204,3 +204,13 @@ def write_labels(path: Path, n: int, states: tuple[str, ...] = ("old", "new")) -
                 same = planted_answer(qid, *a) == planted_answer(qid, *b)
                 f.write(json.dumps({"question_id": qid, "a": {"state": a[0], "repeat": a[1]},
                                     "b": {"state": b[0], "repeat": b[1]}, "same": same}) + "\n")
+
+
+def init_python_template(tmp: Path, pipeline: str) -> Path:
+    """``snapaudit init --kind python --out tmp/audit.toml`` (the template and its sample
+    data, as a newcomer starts) with ``my_pipeline.py`` replaced by ``pipeline``."""
+    from tests.helpers.cli import exit_code
+
+    assert exit_code(["init", "--kind", "python", "--out", str(tmp / "audit.toml")]) == 0
+    (tmp / "my_pipeline.py").write_text(pipeline, "utf-8")
+    return tmp / "audit.toml"

@@ -116,8 +116,34 @@ def test_comparison_rows_by_hand() -> None:
     assert set(row.tags) == {"flip", "em", "changed"}
     assert row.verdicts == "old × new: 0/4 same; within old 1/1, within new 1/1 same"
     assert row.evidence == ({"from": "n1", "to": "n7", "entered": ["d3"], "left": ["d1"],
-                             "kept": 1},)
+                             "changed": [], "kept": 1},)
     assert row.path == "X→Y"
+
+
+def test_a_document_whose_text_changed_under_its_id_is_reported_changed() -> None:
+    """d2 is kept from n1 to n7 but its content hash differs: changed, not kept; without
+    hashes (q2) nothing can be told. The sentence naming gold is marked [C], not [M]."""
+    def row(q: str, s: str, r: int, a: str, docs: tuple[str, ...],
+            hashes: tuple[str, ...] | None) -> AnswerRow:
+        return AnswerRow(q, s, r, a, docs, f"question {q}", doc_hashes=hashes)
+
+    answers = [row("q1", "n1", r, "The capital is Paris.", ("d1", "d2"), ("h1", "h2"))
+               for r in (1, 2)]
+    answers += [row("q1", "n7", r, "Lyon", ("d2", "d3"), ("h2-new", "h3")) for r in (1, 2)]
+    answers += [row("q2", s, r, a, ("d5",), None) for s, a in (("n1", "Rome"), ("n7", "Milan"))
+                for r in (1, 2)]
+    results = analyzed(answers)
+    assert results.overlap is not None
+    # q1 keeps d2 with a new text; q2 has no hashes: 1 question of the 1 that can be told
+    assert (results.overlap.changed, results.overlap.changed_docs) == (1, 1.0)
+    view = RunView(Path("."), RunResults(results), answers, [],
+                   gold={"q1": ("Paris",), "q2": ("Rome",)})
+    rows = {r.id: r for r in comparison(view).rows}
+    assert rows["q1"].evidence == ({"from": "n1", "to": "n7", "entered": ["d3"],
+                                    "left": ["d1"], "changed": ["d2"], "kept": 0},)
+    assert rows["q2"].evidence[0]["changed"] == [] and rows["q2"].evidence[0]["kept"] == 1
+    assert rows["q1"].old == (AnswerGroup("The capital is Paris.", 2, "C"),)
+    assert rows["q2"].old == (AnswerGroup("Rome", 2, "M"),)
 
 
 def test_filters_are_a_list_a_new_one_extends() -> None:

@@ -32,7 +32,7 @@ Request = Callable[..., Reply]
 
 def serve(session: FakeSession, *, label: bool) -> ReviewServer:
     config = ReviewConfig(Path("run"), session.annotator, label=label)
-    server = open_review(config, lambda run, annotator, sample: session)
+    server = open_review(config, lambda run, annotator, sample: session, update=None)
     threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
     return server
 

@@ -118,9 +118,9 @@ def test_a_deep_link_opens_its_question_and_search_moves_to_a_match(
         page.key("/")
         assert page.eval("document.activeElement.id") == "search"
         page.type("item 2")
+        assert page.eval("document.querySelectorAll('#list button').length") == 1  # filtered
         page.key("Enter")
         page.wait(f"{CURRENT}==='q002'")
-        assert page.eval("document.querySelectorAll('#list button').length") == 1
         page.key("h")
         assert page.eval("document.getElementById('help').hidden") is False
         assert page.errors == []

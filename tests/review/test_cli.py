@@ -112,7 +112,12 @@ def test_export_and_import_go_through_the_cli(run: Path, tmp_path: Path,
     assert err.rstrip().endswith("is given twice (first at task 17)"), err
     done.write_text(json.dumps(_done(tasks)), encoding="utf-8")
     assert exit_code(["review", str(run), "--import", str(done), "--annotator", "ls"]) == 0
-    assert capsys.readouterr().out == f"imported 3 questions from {done} as judge human:ls\n"
+    assert capsys.readouterr().out == (
+        f"imported 3 questions from {done} as judge human:ls (locked)\n"
+        f"updated {run / 'results.json'} and the report\n")
+    human = json.loads((run / "results.json").read_text())["judges"]["human"]["judges"]
+    assert human["human:ls"]["questions"] == 3  # no `snapaudit run` needed
+    assert "human:ls" in (run / "report.md").read_text(encoding="utf-8")
     expected: dict[str, dict[str, str]] = {}
     for t in _done(tasks):
         expected.setdefault(t["data"]["question_id"], {})[t["data"]["pair"]] = \

@@ -62,6 +62,11 @@ def test_a_missing_optional_package_names_the_extra() -> None:
 def test_every_family_resolves_each_of_its_kinds() -> None:
     for registry in (GENERATORS, BATCH_PROVIDERS, JUDGES, RETRIEVERS, SYSTEMS):
         for kind in registry:
+            if registry.entry(kind).target is None:  # e.g. judge kind "none": nothing built
+                with pytest.raises(ConfigError, match="builds nothing"):
+                    registry.factory(kind)
+                continue
             assert callable(registry.factory(kind)), (registry.what, kind)
+    assert {k for k in JUDGES if JUDGES.entry(k).target is None} == {"none", "labels"}
     assert set(SYSTEMS) == {"http", "python", "testbed"}
     assert "local" not in BATCH_PROVIDERS

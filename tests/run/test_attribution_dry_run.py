@@ -56,7 +56,8 @@ JUDGE_PRICE = '\n[run.pricing.judge-model]\ninput_per_mtok = 0.0\noutput_per_mto
 
 def test_llm_judge_packets_hold_both_endpoints_and_the_repeats(tmp_path: Path) -> None:
     from snapaudit.run.after.attribution_cost import attribution_stages
-    from snapaudit.run.stages.attribution import AttributionJudgeKey, QuestionPlan
+    from snapaudit.run.stages.attribution import QuestionPlan
+    from snapaudit.run.stages.keys import AttributionJudgeKey
     from snapaudit.systems.base import Evidence
     from snapaudit.tables import AnswerRef
     from tests.fakes.rag_service import FakeRagService

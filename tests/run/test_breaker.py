@@ -15,6 +15,8 @@ import pytest
 from snapaudit.cli import main
 from snapaudit.errors import BackendError, EndpointDownError, TransportInvalid
 from snapaudit.progress import SilentProgress
+from snapaudit.run.after.failure_detail import failed_attempts, format_failures
+from snapaudit.run.after.status import format_status, run_status
 from snapaudit.run.engine import run_protocol_file
 from snapaudit.run.execution.breaker import Breaker, BreakerPolicy
 from snapaudit.run.execution.runner import CellResult, CellTask, RetryPolicy, run_cells
@@ -86,6 +88,18 @@ def test_an_outage_within_the_budget_finishes_without_a_rerun(tmp_path: Path) ->
     assert CONCURRENCY <= failed <= CONCURRENCY * 2 + 3 / 0.2  # slots + probes
     assert query(tmp_path / "run" / "ledger.sqlite",
                  "SELECT COUNT(*) FROM cells WHERE stage = 'answer'")[0][0] == 32
+    # every cell's attempts are explained by the ledger: at most max_attempts counted ones
+    # plus its marked failed probes, which status counts apart
+    per_cell = query(tmp_path / "run" / "ledger.sqlite",
+                     "SELECT cell_key, COUNT(*), SUM(COALESCE(json_extract(meta, "
+                     "'$.failed_probe'), 0)) FROM attempts WHERE stage = 'answer' GROUP BY 1")
+    assert all(n - probes <= 3 for _, n, probes in per_cell)
+    probes = sum(p for _, _, p in per_cell)
+    assert probes >= 1  # the 3 s outage was probed more than once every 0.2-0.4 s
+    answer = next(s for s in run_status(tmp_path / "run").stages if s.stage == "answer")
+    assert answer.failed_probes == probes
+    assert f"of which {probes} failed breaker probe(s)" in format_status(
+        run_status(tmp_path / "run"))
 
 
 @pytest.mark.timeout(60)
@@ -223,7 +237,7 @@ def test_an_error_elsewhere_stops_cells_waiting_on_an_open_breaker(tmp_path: Pat
                 raise TransportInvalid("connection", detail="connection refused by old")
             await asyncio.sleep(0.3)
             raise BackendError("new refused the call (HTTP 401)")
-        return CellTask(key, {"k": key}, call)
+        return CellTask(key, {"k": key}, call, endpoint=key.split("|")[1])
 
     tasks = [make(f"q{i:03d}|{s}|1") for i in range(6) for s in ("old", "old", "new")]
     policy = RetryPolicy(concurrency=4, backoff_base_s=0.0, backoff_max_s=0.0,
@@ -232,3 +246,30 @@ def test_an_error_elsewhere_stops_cells_waiting_on_an_open_breaker(tmp_path: Pat
     with Ledger(tmp_path / "l.sqlite") as ledger, pytest.raises(BackendError):
         asyncio.run(run_cells(ledger, "answer", tasks, policy, SilentProgress()))
     assert time.monotonic() - started < 5  # not the 30 s until the next probe
+
+
+def test_a_failed_probe_is_marked_and_status_counts_it_apart(tmp_path: Path) -> None:
+    """Two failed probes beyond max_attempts = 2: the ledger marks exactly those attempts,
+    so the cell's four attempts are explained (1 counted failure, 2 probes, 1 success)."""
+    outcomes = iter(["down", "down", "down", "ok"])
+
+    async def call(attempt: int, seed: int) -> CellResult:
+        if next(outcomes) == "down":
+            raise TransportInvalid("connection", detail="connection refused")
+        return CellResult({"answer": "x"})
+
+    policy = RetryPolicy(concurrency=1, max_attempts=2, backoff_base_s=0.0, backoff_max_s=0.0,
+                         breaker=BreakerPolicy(failures=1, backoff_s=0.01, max_wait_s=30))
+    with Ledger(tmp_path / "ledger.sqlite") as ledger:
+        asyncio.run(run_cells(ledger, "answer", [CellTask("q1|old|1", {}, call, endpoint="old")],
+                              policy, SilentProgress()))
+        assert ledger.failed_probes() == {"answer": 2}
+    marks = query(tmp_path / "ledger.sqlite", "SELECT attempt_no, outcome, "
+                  "json_extract(meta, '$.failed_probe') FROM attempts ORDER BY id")
+    # the first failure counts (it opened the breaker); the two probes do not: 4 attempts
+    # for max_attempts = 2 are explained by the ledger alone
+    assert marks == [(1, "transport_invalid", None), (2, "transport_invalid", 1),
+                     (3, "transport_invalid", 1), (4, "accepted", None)]
+    latest = failed_attempts(tmp_path)  # status --failures names the mark too
+    assert [(f.attempt_no, f.failed_probe) for f in latest] == [(3, True)]
+    assert "a failed breaker probe, not counted against max_attempts" in format_failures(latest)

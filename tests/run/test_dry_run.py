@@ -7,6 +7,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from snapaudit.cli import cli
+from snapaudit.errors import ConfigError
 from snapaudit.run.after.dryrun import plan
 from snapaudit.run.record.protocol import load_protocol
 from tests.fakes.rag_service import FakeRagService
@@ -51,4 +52,20 @@ def test_dry_run_says_an_auto_dialect_would_be_probed(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert ('judge.generator.response_format = "auto": a fresh run probes '
             "http://127.0.0.1:9/v1 (model judge-model)") in result.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_dry_run_with_limit_counts_the_smoke_run(tmp_path: Path) -> None:
+    write_world(tmp_path, n=12)
+    path = tmp_path / "protocol.toml"
+    path.write_text(protocol_text(FakeRagService(), size=8), encoding="utf-8")
+    run = ["run", str(path), "--run-dir", str(tmp_path / "r"), "--dry-run"]
+    full = CliRunner().invoke(cli, run)
+    smoke = CliRunner().invoke(cli, [*run, "--limit", "3"])
+    assert full.exit_code == 0 and smoke.exit_code == 0, smoke.output
+    assert " 32 " in full.output.replace("\n", " ")  # 8 questions x 2 states x 2 repeats
+    assert " 12 " in smoke.output.replace("\n", " ")  # 3 x 2 x 2
+    too_many = CliRunner().invoke(cli, [*run, "--limit", "9"])
+    assert isinstance(too_many.exception, ConfigError)  # main() makes it one line and exit 2
+    assert str(too_many.exception) == "--limit 9 is larger than cohort.size = 8"
     assert not (tmp_path / "r").exists()

@@ -149,6 +149,6 @@ def test_fail_fast_needs_identical_errors_across_cells() -> None:
     transient = FailureLog("answer")
     assert all(transient.record(f"q{i}|new|1", "timeout", "u") is None for i in range(20))
     done = FailureLog("answer", accepted=1)
-    assert all(done.record(f"q{i}|new|1", "http_500", "x") is None for i in range(20))
+    assert all(done.record(f"q{i}|new|1", "http_500", "x", "new") is None for i in range(20))
     assert Counter(done.reasons) == {"http_500": 20}
     assert done.last_error == {"new": "http_500: x"}

@@ -57,7 +57,8 @@ def test_preflight_refuses_a_gate_the_run_cannot_produce() -> None:
         check_evaluable(_proto())  # study profile, no judge
     with pytest.raises(ProtocolError, match=r'needs the semantic kernel.*kind = "llm"'):
         check_evaluable(_proto(answers={"kind": "long"}))  # long-form by default
-    with pytest.raises(ProtocolError, match="rule judge decides short answers only"):
+    with pytest.raises(ProtocolError,
+                       match="rule judge decides short answers and single sentences only"):
         check_evaluable(_proto(answers={"kind": "long"}, judge={"kind": "rule"}))
     check_evaluable(_proto(gate={"profile": "exact-only"}))
     check_evaluable(_proto(judge={"kind": "rule"}))

@@ -64,13 +64,22 @@ def _edit_attempt(run: Path) -> None:
          "UPDATE attempts SET reason = 'forged' WHERE id = 1")
 
 
-def _edit_lock(run: Path) -> None:
+def _edit_first_lock(run: Path, part: str, key: str, value: str) -> None:
     db = run / "ledger.sqlite"
     with contextlib.closing(sqlite3.connect(db)) as con:
         record = json.loads(con.execute("SELECT record FROM locks WHERE seq=1").fetchone()[0])
-    record["content"]["n_cells"] = "31"
+    record[part][key] = value
     _sql(db, "DROP TRIGGER locks_no_update",
          f"UPDATE locks SET record = '{json.dumps(record)}' WHERE seq = 1")
+
+
+def _edit_lock(run: Path) -> None:
+    _edit_first_lock(run, "content", "n_cells", "31")
+
+
+def _edit_history(run: Path) -> None:
+    """The attempt history beside a lock (outside its hash) is checked against the ledger."""
+    _edit_first_lock(run, "history", "n_attempts", "1")
 
 
 def _edit_cohort(run: Path) -> None:
@@ -84,8 +93,9 @@ def _edit_protocol(run: Path) -> None:
 
 
 @pytest.mark.parametrize(("tamper", "named"), [
-    (_edit_cell, "answer lock: ledger content 'cells_sha256' changed"),
-    (_edit_attempt, "answer lock: ledger content 'attempts_sha256' changed"),
+    (_edit_cell, "answer lock: ledger content 'accepted_sha256' changed"),
+    (_edit_attempt, "answer lock: attempt history 'attempts_sha256' changed"),
+    (_edit_history, "answer lock: attempt history 'n_attempts' changed"),
     (_edit_lock, "answer lock: record does not match its stored hash"),
     (_edit_cohort, "cohort.json changed"),
     (_edit_protocol, "protocol.resolved.toml changed after the run began: bootstrap.draws"),
@@ -131,5 +141,5 @@ def test_locked_run_resumes_without_its_endpoints_but_not_after_tampering(
     out = rerun(root / "protocol.toml", run, [], SilentProgress())  # service long gone
     assert out.results == json.loads((run / "results.json").read_text())
     _edit_cell(run)
-    with pytest.raises(IntegrityError, match="answer lock: ledger content 'cells_sha256'"):
+    with pytest.raises(IntegrityError, match="answer lock: ledger content 'accepted_sha256'"):
         rerun(root / "protocol.toml", run, [], SilentProgress())

@@ -86,3 +86,30 @@ def test_verify_chain_refuses_reordered_locks() -> None:
     chain = _chain()
     with pytest.raises(IntegrityError, match="sequence number"):
         verify_chain([chain[1], chain[0], chain[2]])
+
+
+def test_a_lock_binds_what_was_accepted_and_keeps_its_history_beside_it() -> None:
+    from snapaudit.hashing import sha256_json
+    from snapaudit.run.record.locks import LockRecord
+
+    dep = {"protocol_sha256": "p"}
+    full = {"accepted_sha256": "acc", "cells_sha256": "c", "n_cells": "2",
+            "attempts_sha256": "t", "n_attempts": "3"}
+    record, digest = make_lock("answer", dep, full, [])
+    assert record.content == {"accepted_sha256": "acc", "n_cells": "2"}
+    assert record.history == {"cells_sha256": "c", "attempts_sha256": "t", "n_attempts": "3"}
+    # the same cells accepted after other attempts (a resumed run): the same lock hash
+    resumed = {**full, "cells_sha256": "c2", "attempts_sha256": "t2", "n_attempts": "5"}
+    assert make_lock("answer", dep, resumed, [])[1] == digest
+    stored = [(record.model_dump(mode="json"), digest)]
+    assert verify_chain(stored, {"answer": full})[0].history == record.history
+    with pytest.raises(IntegrityError, match="answer lock: attempt history 'n_attempts'"):
+        verify_chain(stored, {"answer": {**full, "n_attempts": "4"}})
+    # a version-1 lock (an older run) bound both in content, hashed as stored, and verifies
+    old = {"schema_version": 1, "seq": 1, "stage": "answer", "depends": dep, "prev_hash": None,
+           "content": {k: full[k] for k in ("cells_sha256", "n_cells", "attempts_sha256",
+                                             "n_attempts")}}
+    assert record_hash(LockRecord.model_validate(old)) == sha256_json(old)
+    assert verify_chain([(old, sha256_json(old))], {"answer": full})[0].schema_version == 1
+    with pytest.raises(IntegrityError, match="ledger content 'attempts_sha256'"):
+        verify_chain([(old, sha256_json(old))], {"answer": resumed})

@@ -42,7 +42,9 @@ def test_a_sync_target_runs_one_call_at_a_time_unless_thread_safe(
     proto = _protocol(tmp_path, "logged_sleep", {"log": str(log), "sleep_s": 0.05}, settings)
     snapaudit.audit(proto, tmp_path / "run")
     assert len(accepted(tmp_path / "run" / "ledger.sqlite")) == 24
-    for state in ("old", "new"):  # [run] concurrency = 4; the slots are per state
+    # [run] concurrency = 4; both states call the same function: its slot is shared
+    assert (overlaps(spans(log)) > 0) is overlapping
+    for state in ("old", "new"):  # thread_safe: each state has its own slots
         calls = [c for c in spans(log) if c["state"] == state]
         assert len(calls) == 12
         assert (overlaps(calls) > 0) is overlapping
@@ -59,12 +61,12 @@ def test_an_abandoned_call_keeps_its_slot_and_its_retry_waits_for_it(tmp_path: P
     failed = _failed(tmp_path / "run")
     assert sorted((k, r) for k, r, _ in failed) == [("q000|new|1", "timeout"),
                                                       ("q000|old|1", "timeout")]
-    for key, _, error in failed:
-        state = key.split("|")[1]
-        assert f"1 abandoned call(s) of state {state} still running" in error
+    for _, _, error in failed:
+        assert ("1 abandoned call(s) of states old, new (one target: their slots are shared) "
+                "still running, 1 slot(s)") in error
+    assert overlaps(spans(log)) == 0  # the model is never called twice at once, any state
     for state in ("old", "new"):
         calls = [c for c in spans(log) if c["state"] == state]
-        assert overlaps(calls) == 0  # the model is never called twice at once
         first, retry = (c for c in calls if c["qid"] == "q000" and c["repeat"] == 1)
         assert (first["attempt"], retry["attempt"]) == (1, 2)
         assert retry["start"] >= first["end"]  # the retry began after the first returned

@@ -27,10 +27,12 @@ from snapaudit.testbed.generate.config import generator_config
 from tests.fakes.judge_server import FakeJudgeServer, first_word
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.loopback import LoopbackServer
-from tests.fakes.world_service import engine_run
+from tests.fakes.world_service import RunSettings, engine_run
 from tests.helpers.judging import QIDS, locked_evidence, original_tables, replicate_dir
 
 LONG = "x" * 600  # over the testbed's 512 bytes
+PRICES = ('\n[run.pricing."m"]\ninput_per_mtok = 1.0\noutput_per_mtok = 4.0\n'
+          '[run.pricing."j"]\ninput_per_mtok = 2.0\noutput_per_mtok = 8.0\n')
 
 
 class ThreadJudge(LoopbackServer):
@@ -101,6 +103,8 @@ def test_replicate_judge_tokens_reach_usage(tmp_path: Path) -> None:
         gen = generator_config(backend="openai", base_url=server.openai_base_url, model="m")
         judge = parse_judge_spec(f"llm2=openai:j@http://127.0.0.1:{judge_server.port}/v1")
         asyncio.run(replicate_run_dir(run_dir, gen, 4, None, judge, SilentProgress()))
+    path = run_dir / "protocol.resolved.toml"  # [run] is not bound: priced afterwards
+    path.write_text(path.read_text() + PRICES)
     rd = RunDir(run_dir)
     with rd:
         usage = usage_summary(rd.ledger(), rd.load_protocol()).stages
@@ -108,10 +112,15 @@ def test_replicate_judge_tokens_reach_usage(tmp_path: Path) -> None:
     assert judged.attempts == 4 and judged.attempts_with_usage == 4
     assert (judged.prompt_tokens, judged.completion_tokens) == (40, 40)
     assert usage["replicate:openai-m:answer"].prompt_tokens == 16 * 12
+    # both stages are priced (before: cost_usd None): the judge "j" at 2 + 8 USD per Mtok,
+    # the replication generator "m" at 1 + 4 (16 answers, 12 + 5 tokens each)
+    assert (judged.model, judged.cost_usd) == ("j", (40 * 2 + 40 * 8) / 1e6)
+    answered = usage["replicate:openai-m:answer"]
+    assert (answered.model, answered.cost_usd) == ("m", (192 * 1 + 80 * 4) / 1e6)
 
 
 def test_judge_audit_tokens_reach_results_usage(tmp_path: Path) -> None:
-    run = engine_run(tmp_path)
+    run = engine_run(tmp_path, settings=RunSettings(run_extra=PRICES))
     with ThreadJudge() as server:
         spec = f"llm2=openai:j@http://127.0.0.1:{server.port}/v1"
         outcome = judge_audit(run, parse_judge_spec(spec), 4, SilentProgress())
@@ -120,4 +129,6 @@ def test_judge_audit_tokens_reach_results_usage(tmp_path: Path) -> None:
     audit = usage["stages"]["judge:llm2"]
     assert audit["attempts"] == 4 and audit["attempts_with_usage"] == 4
     assert (audit["prompt_tokens"], audit["completion_tokens"]) == (40, 40)
+    # the audit judge's model is priced (before: model and cost_usd None)
+    assert (audit["model"], audit["cost_usd"]) == ("j", (40 * 2 + 40 * 8) / 1e6)
     assert usage["total"]["prompt_tokens"] >= 40

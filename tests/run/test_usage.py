@@ -67,3 +67,30 @@ def test_only_batched_attempts_get_the_batch_discount(tmp_path: Path) -> None:
 
 def _generator(model: str) -> GeneratorConfig:
     return generator_config(backend="openai", model=model, base_url="http://127.0.0.1:9/v1")
+
+
+def test_attribution_counterfactuals_are_priced(tmp_path: Path) -> None:
+    """The attribution stage records its generator's model: its tokens get a cost like the
+    answers' (before: model and cost_usd None)."""
+    from snapaudit.run.after.attribution_run import attribute_run
+    from snapaudit.run.record.rundir import RunDir
+    from tests.helpers.attribution import (
+        attribution_protocol,
+        attribution_world,
+        evidence_responder,
+    )
+
+    corpus, _ = attribution_world(tmp_path)
+    with FakeLLMServer(responder=evidence_responder, usage=(12, 5)) as srv:
+        proto = attribution_protocol(tmp_path, corpus, srv.openai_base_url, 'kind = "none"')
+        proto.write_text(proto.read_text(encoding="utf-8") + PRICING, encoding="utf-8")
+        run_protocol_file(proto, tmp_path / "run", [], SilentProgress())
+        attribute_run(tmp_path / "run", SilentProgress())
+    with RunDir(tmp_path / "run") as rd:
+        stages = usage_summary(rd.ledger(), rd.load_protocol()).to_json()["stages"]
+    # 4 counterfactual answers (suff1 and nec1, two repeats), 12 + 5 tokens each:
+    # (48 x 1.0 + 20 x 4.0) / 1e6 USD
+    assert stages["attribution"] == {
+        "attempts": 4, "attempts_with_usage": 4, "model": "fake-model", "prompt_tokens": 48,
+        "completion_tokens": 20, "batched_prompt_tokens": 0, "batched_completion_tokens": 0,
+        "cost_usd": 0.000128}

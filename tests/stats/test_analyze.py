@@ -52,7 +52,7 @@ def test_analyze_hand_values_and_json_keys() -> None:
     assert doc["comparison"] == {"old": "A", "new": "B", "questions": 3, "repeats": 2,
                                  "states": ["A", "B"], "benchmark": "nq", "draws": 1000,
                                  "seed": 1, "resampled": {"unit": "question", "clusters": None},
-                                 "bootstrap": "exact"}
+                                 "bootstrap": "exact", "answer_words": 1.0}
     assert doc["flips"]["question_ids"] == ["q2", "q3"]  # type: ignore[index]
     # EM: A 2 of 6 (q1 both), B 3 of 6 (q1 once, q2 twice) -> +100/6 pp
     assert doc["utility"]["em_delta"] == pytest.approx(100 / 6)  # type: ignore[index]

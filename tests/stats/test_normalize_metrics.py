@@ -8,7 +8,15 @@ import pytest
 
 from snapaudit.errors import ConfigError, InputError
 from snapaudit.stats.kernels import AnswerGrid
-from snapaudit.stats.metrics import exact_match, is_unknown, score_tables, token_f1, utility
+from snapaudit.stats.metrics import (
+    contains_gold,
+    exact_match,
+    is_unknown,
+    score_grid,
+    score_tables,
+    token_f1,
+    utility,
+)
 from snapaudit.stats.normalize import normalize_nq, normalize_triviaqa, normalizer
 from tests.stats._analysis_helpers import rows
 
@@ -93,3 +101,37 @@ def test_score_tables_equal_exact_match_and_token_f1_answer_by_answer(benchmark:
     assert f1 == [[token_f1(a, gold[q], norm) for a in table[q]["B"]]
                   for q in grid.question_ids]
     assert 0 < sum(map(sum, em)) < len(em) * 3  # both outcomes occur
+    cells = score_grid(grid, gold, norm, ("A", "B"))["B"]
+    assert cells.contains.tolist() == [[contains_gold(a, gold[q], norm) for a in table[q]["B"]]
+                                       for q in grid.question_ids]
+    assert (cells.contains | ~cells.em).all()  # EM implies contains
+    assert cells.contains.sum() > cells.em.sum()  # and containment adds matches
+
+
+def test_contains_gold_is_whole_token_containment_beside_strict_em() -> None:
+    aliases = ["Austin", "Austin, Texas"]
+    assert contains_gold("The headquarters is in Austin, Texas.", aliases, normalize_nq)
+    assert not exact_match("The headquarters is in Austin, Texas.", aliases, normalize_nq)
+    assert contains_gold("austin", aliases, normalize_nq)  # every EM-match contains gold
+    assert not contains_gold("Austinville is near", aliases, normalize_nq)  # whole tokens only
+    assert not contains_gold("Texas, Austin", ["Austin Texas"], normalize_nq)  # in order
+    assert not contains_gold("Paris", ["a"], normalize_nq)  # an alias normalized to nothing:
+    assert contains_gold("An", ["the"], normalize_nq)  # only in an answer that is nothing, as EM
+
+
+def test_utility_contains_gold_differs_from_em_by_hand() -> None:
+    # gold q1 "Paris", q2 "Rome". A: q1 "It is Paris." (contains), "Paris" (EM);
+    # q2 "Rome" (EM), "Romeo" (neither). B: q1 "Lyon, not Paris" (contains), "Lyon";
+    # q2 "In Rome city" (contains), "Milan".
+    table = {"q1": {"A": ["It is Paris.", "Paris"], "B": ["Lyon, not Paris", "Lyon"]},
+             "q2": {"A": ["Rome", "Romeo"], "B": ["In Rome city", "Milan"]}}
+    gold = {"q1": ("Paris",), "q2": ("Rome",)}
+    grid = AnswerGrid.from_rows(rows(table))
+    u = utility(grid, gold, normalize_nq, ("A", "B"), "A", "B")
+    assert (u.states["A"].em, u.states["A"].contains) == (50.0, 75.0)   # 2 and 3 of 4
+    assert (u.states["B"].em, u.states["B"].contains) == (0.0, 50.0)    # 0 and 2 of 4
+    assert (u.em_delta, u.contains_delta) == (-50.0, -25.0)
+    assert u.to_json()["A"] == {"em": 50.0, "f1": u.states["A"].f1, "unknown": 0.0,
+                                "contains": 75.0}
+    assert u.to_json()["contains_delta"] == -25.0
+

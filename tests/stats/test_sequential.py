@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.stats import binom
 
 from snapaudit.errors import ConfigError, InputError
 from snapaudit.stats.analysis import AnalysisConfig, analyze
 from snapaudit.stats.cluster import Resampling
 from snapaudit.stats.gate import GateConfig
-from snapaudit.stats.sequential import LookData, block_sizes, check_design, take_looks
+from snapaudit.stats.sequential import (
+    LookData,
+    block_sizes,
+    check_design,
+    take_looks,
+    with_top,
+)
 from snapaudit.stats.simulate import cohort_tables, cohort_values, simulate_cohort, standard_mixture
 from snapaudit.tables import AnswerRow
 
@@ -48,12 +55,54 @@ def test_every_question_flipped_stops_at_the_first_look() -> None:
 
 
 def test_no_churn_with_a_margin_stops_compatible_and_without_one_runs_to_the_end() -> None:
+    # D_i = 0 everywhere. The lower bound is the plain bootstrap's: 0 at every look. The
+    # upper bound (K > 1) is over the look's n questions plus one pseudo-question at D_i = 1,
+    # so it is 100 j / (n + 1) with j the 1 - p_k quantile of Binomial(n + 1, 1 / (n + 1))
+    # (how often the pseudo-question is drawn): p = 8.9e-5, 0.0055, 0.022 at looks 1-3 of 4
+    # give j = 6, 4, 3 (P(Bin > j) = 2.5e-5, 0.0034, 0.019): 28.6, 9.8 and 4.9 pp, so a
+    # 5 pp margin is established at look 3 of 4 (60 of 80 questions), not at look 1 as a
+    # bound of 0 would
     zeros = _data(np.zeros(80))
     margin = take_looks(zeros, GateConfig(profile="exact-only", margin_pp=5.0), 4, 80)
-    assert [k.decision for k in margin.looks] == ["compatible"]
+    assert [k.decision for k in margin.looks] == ["continue", "continue", "compatible"]
+    ucbs = [k.kernels["exact"].ucb for k in margin.looks]
+    assert ucbs == pytest.approx([600 / 21, 400 / 41, 300 / 61], abs=1e-9)
+    assert [k.kernels["exact"].lcb for k in margin.looks] == [0.0] * 3
+    for look, n in zip(margin.looks, (20, 40, 60), strict=True):
+        j = binom.ppf(1 - look.nominal, n + 1, 1 / (n + 1))
+        assert look.kernels["exact"].ucb == pytest.approx(100 * j / (n + 1), abs=1e-9)
     plain = take_looks(zeros, EXACT, 4, 80)
     assert [k.decision for k in plain.looks] == ["continue"] * 3 + ["excess_churn_not_shown"]
     assert plain.stop_reason == "last_look" and not plain.stopped
+
+
+def test_a_first_block_without_churn_does_not_pass_compatible_at_the_margin() -> None:
+    # D = 5 pp = M, all of it in 20 flipped questions, none among the first 50: the plain
+    # bootstrap's upper bound over the first block is 0 (COMPATIBLE at look 1 as first
+    # landed); with the pseudo-question it is 100 * 10 / 51 (the 1 - 3e-8 quantile of
+    # Binomial(51, 1/51) is 10), no look establishes COMPATIBLE, and look 4 (200 questions,
+    # 9 flips: D = 4.5 pp, lower bound 1 pp) establishes INCOMPATIBLE (D = 5 > 0)
+    values = np.zeros(400)
+    values[50 + 17 * np.arange(20)] = 1.0
+    seq = take_looks(_data(values), GateConfig(profile="exact-only", margin_pp=5.0), 8, 400)
+    assert seq.looks[0].kernels["exact"].ucb == pytest.approx(1000 / 51, abs=1e-9)
+    assert seq.looks[0].kernels["exact"].lcb == 0.0
+    assert [k.decision for k in seq.looks] == ["continue"] * 3 + ["incompatible"]
+    assert seq.looks[-1].kernels["exact"].d_hat == pytest.approx(4.5)
+
+
+def test_the_pseudo_question_is_its_own_cluster() -> None:
+    values = np.zeros((6, 1))
+    padded, res = with_top(values, Resampling("cluster", np.array([0, 0, 1, 1, 2, 2])))
+    assert padded[:, 0].tolist() == [0.0] * 6 + [1.0]
+    assert res.groups is not None and res.groups.tolist() == [0, 0, 1, 1, 2, 2, 3]
+    # clustered looks draw (Monte Carlo): at look 1's level the upper bound is the largest
+    # draw, which holds the pseudo-cluster: above 0
+    groups = np.repeat(np.arange(40), 2)
+    data = LookData(np.zeros((80, 1)), ("exact",), Resampling("cluster", groups), 2, 1000, 0,
+                    "exact")
+    seq = take_looks(data, GateConfig(profile="exact-only", margin_pp=5.0), 4, 80)
+    assert seq.looks[0].decision == "continue" and seq.looks[0].kernels["exact"].ucb > 5.0
 
 
 def test_one_look_bound_is_the_fixed_designs_lcb95() -> None:

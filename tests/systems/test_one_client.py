@@ -11,7 +11,7 @@ import ast
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -200,10 +200,11 @@ def test_hosted_retrieval_does_not_block_the_event_loop(server: StatusServer) ->
     assert len(ticks) >= DELAY_S / 0.05 / 2  # the loop kept running while they waited
 
 
-def _literal_reasons() -> set[str]:
-    """Every string literal passed as the reason of a TransportInvalid in the package."""
+def _literal_reasons(paths: Iterable[Path] | None = None) -> set[str]:
+    """Every string literal passed as the reason of a TransportInvalid in ``paths`` (default:
+    the package)."""
     found: set[str] = set()
-    for path in SRC.rglob("*.py"):
+    for path in SRC.rglob("*.py") if paths is None else paths:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                     and node.func.id == "TransportInvalid" and node.args
@@ -213,9 +214,10 @@ def _literal_reasons() -> set[str]:
 
 
 def test_every_reason_raised_is_a_member_of_the_one_enum() -> None:
-    literals = _literal_reasons()
-    assert literals  # the walk found raisers
-    assert literals <= {r.value for r in FailureReason}, literals - set(FailureReason)
+    # TransportInvalid takes a FailureReason (mypy; a ValueError at run time): no raiser
+    # spells a reason as a string literal any more
+    assert _literal_reasons() == set()
+    assert _literal_reasons([Path(__file__)]) == {"http_503", "not_a_reason"}  # (the walk)
     assert set(FailureReason) >= TRANSIENT
     for old in ("http_4xx", "http 503", "unparseable body", "unmappable body"):
         assert old not in {r.value for r in FailureReason}
@@ -246,3 +248,14 @@ def test_a_testbed_run_retrieves_from_a_hosted_service_through_the_one_client(
     failed = query(db, "SELECT reason FROM attempts WHERE stage='retrieval' "
                        "AND outcome='transport_invalid'")
     assert failed == [(FailureReason.HTTP_503.value,)]
+
+
+def test_a_transport_failure_carries_a_failure_reason() -> None:
+    """``TransportInvalid.reason`` is typed: a value of the vocabulary becomes its member, and
+    a reason outside it is refused at once (before: any string reached the ledger)."""
+    exc = TransportInvalid("http_503")
+    assert exc.reason is FailureReason.HTTP_503 and str(exc) == "http_503"
+    with pytest.raises(ValueError):
+        TransportInvalid("not_a_reason")  # type: ignore[arg-type]
+    # every reason the ledger writes is in the vocabulary, the forgotten batches' too
+    assert FailureReason("batch_forgotten") is FailureReason.BATCH_FORGOTTEN

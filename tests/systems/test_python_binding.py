@@ -80,10 +80,11 @@ def test_editing_a_helper_module_of_a_finished_run_is_refused(tmp_path: Path) ->
 def test_a_changed_bound_file_mid_run_is_refused(tmp_path: Path) -> None:
     proto = _world(tmp_path, "bindmid", bind='bind_files = ["index.bin"]\n', max_attempts=1)
     helper = tmp_path / "bindmid_helper.py"
-    helper.write_text("def shape(qid):\n    raise RuntimeError('shard down')\n", "utf-8")
+    helper.write_text("def shape(qid):\n    if qid == 'q001':\n        raise RuntimeError("
+                      "'shard down')\n    return 'answer ' + qid\n", "utf-8")
     failed = snapaudit("run", str(proto), "--run-dir", "run", "--progress", "silent",
                        cwd=tmp_path)
-    assert failed.returncode != 0  # the answer stage is open, the specs recorded
+    assert failed.returncode != 0  # the answer stage is open (some cells accepted)
     (tmp_path / "index.bin").write_bytes(b"\x00index v2" * 100)
     refused = snapaudit("run", str(proto), "--run-dir", "run", "--progress", "silent",
                         cwd=tmp_path)
@@ -183,3 +184,28 @@ def test_a_changed_framework_version_is_refused_on_resume(tmp_path: Path) -> Non
     code, err = _fw_run(tmp_path, site)
     assert code == 0, err
     assert len(accepted(tmp_path / "run" / "ledger.sqlite")) == 24
+
+
+FW_LAZY = """def answer(call):
+    import fakefw  # loaded at the first call, not with the module
+
+    return {"answer": fakefw.shape(call.question_id), "doc_ids": ["d1"]}
+"""
+
+
+@pytest.mark.slow
+def test_a_framework_imported_inside_the_target_is_bound(tmp_path: Path) -> None:
+    site = _fw_world(tmp_path)
+    (tmp_path / "fw_pipe.py").write_text(FW_LAZY, "utf-8")
+    code, err = _fw_run(tmp_path, site)
+    assert code == 0, err
+    with Ledger(tmp_path / "run" / "ledger.sqlite") as ledger:
+        spec = json.loads(ledger.get_meta("systems_spec") or "{}")
+        calls = json.loads(ledger.get_meta("systems_call_imports") or "{}")
+    assert "fakefw" not in spec["old"]["imports"]["distributions"]  # not reached at import
+    assert any(calls[s].get("distributions", {}).get("fakefw") == "1.0" for s in calls)
+    assert _fw_run(tmp_path, site)[0] == 0  # the same version: the summary again
+    _fake_framework(tmp_path, "1.1")
+    code, err = _fw_run(tmp_path, site)
+    assert code == 2, err
+    assert "installed distribution fakefw 1.0 -> 1.1 (imported during a call)" in err

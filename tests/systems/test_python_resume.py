@@ -169,3 +169,35 @@ def test_kills_at_three_cell_counts_end_with_the_uninterrupted_answers_and_seeds
     assert redrawn and all(seeds[k] != first[k] for k in redrawn)
     assert all(seeds[k] == first[k] for k in set(seeds) - redrawn)
     assert query(db, "SELECT COUNT(*) FROM attempts WHERE outcome='interrupted'")[0][0] >= 1
+
+
+@pytest.mark.slow
+def test_a_resumed_run_has_the_lock_hashes_of_an_uninterrupted_one(tmp_path: Path) -> None:
+    from snapaudit.run.after.status import format_status, run_status
+
+    write_world(tmp_path, n=6)
+    fake = "tests.fakes.python_systems:seed_flaky"  # deterministic in (question, seed)
+    proto = seeded_protocol(tmp_path, extra="kwargs = { delay_s = 0.05 }", target=fake)
+    killed, db = tmp_path / "killed", tmp_path / "killed" / "ledger.sqlite"
+    for cells in (4, 12):
+        proc = run_cli(proto, killed)
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and _accepted_now(db) < cells \
+                and time.monotonic() < deadline:
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        assert proc.stderr is not None
+        proc.stderr.close()
+    final = run_cli(proto, killed)
+    _, err = final.communicate(timeout=120)
+    assert final.returncode == 0, err.decode()
+    assert query(db, "SELECT COUNT(*) FROM attempts WHERE outcome='interrupted'")[0][0] >= 1
+    snapaudit.audit(proto, tmp_path / "clean")  # the same protocol file, never interrupted
+    locks = "SELECT stage, record_hash FROM locks ORDER BY seq"
+    assert query(db, locks) == query(tmp_path / "clean" / "ledger.sqlite", locks)
+    attempts = query(db, "SELECT COUNT(*) FROM attempts WHERE stage='answer'")[0][0]
+    assert attempts > query(tmp_path / "clean" / "ledger.sqlite",
+                            "SELECT COUNT(*) FROM attempts WHERE stage='answer'")[0][0]
+    shown = format_status(run_status(killed))
+    assert f"binds 24 accepted cells ({attempts} attempts checked, not hashed)" in shown

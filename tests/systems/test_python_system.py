@@ -16,6 +16,7 @@ import pytest
 
 import snapaudit
 from snapaudit.errors import ConfigError, SnapauditError, TransportInvalid
+from snapaudit.hashing import sha256_text
 from snapaudit.systems.python import code_identity, load_target, to_outcome
 from tests.helpers.cli import run_cli
 from tests.helpers.ledger_view import accepted, query
@@ -98,6 +99,20 @@ def test_bad_targets_are_config_errors_and_returns_are_validated() -> None:
     for bad in ({"text": "x"}, {"answer": 3}, ["Paris"], {"answer": "x", "doc_ids": "d1"}):
         with pytest.raises(TransportInvalid, match="schema"):
             to_outcome(bad, 0.0)
+
+
+def test_document_texts_become_content_hashes_one_per_id() -> None:
+    out = to_outcome({"answer": "A", "doc_ids": ["d1", "d2"], "doc_texts": ["x", "y"]}, 0.0)
+    assert out.doc_hashes == (sha256_text("x"), sha256_text("y"))
+    assert to_outcome({"answer": "A", "doc_ids": ["d1"]}, 0.0).doc_hashes is None
+    for bad, why in (({"answer": "A", "doc_ids": ["d1"], "doc_texts": ["x", "y"]},
+                      "'doc_texts' holds 2 text(s) for 1 doc id(s)"),
+                     ({"answer": "A", "doc_texts": ["x"]}, "holds 1 text(s) for 0 doc id"),
+                     ({"answer": "A", "doc_ids": ["d1"], "doc_texts": [3]},
+                      "'doc_texts' must be a list of strings")):
+        with pytest.raises(TransportInvalid, match="schema") as err:
+            to_outcome(bad, 0.0)
+        assert why in str(err.value.detail)
 
 
 def test_the_target_source_is_bound_into_the_spec(tmp_path: Path) -> None:

@@ -47,7 +47,7 @@ def _hand_lmeval() -> list[AnswerRow]:
         state = Path(path).parent.name
         for line in Path(path).read_text().splitlines():
             obj = json.loads(line)
-            rows += [AnswerRow(str(obj["doc_id"]), f"model_{state}", k + 1, a)
+            rows += [AnswerRow(str(obj["doc_id"]), state, k + 1, a)
                      for k, a in enumerate(obj["resps"][0])]
     return rows
 
@@ -76,8 +76,9 @@ def test_promptfoo_import_gives_the_hand_conversions_d() -> None:
 
 def test_lmeval_import_gives_the_hand_conversions_d() -> None:
     imported = import_logs("lm-eval", LMEVAL)
-    assert _d(list(imported.rows), "model_old", "model_new") == pytest.approx(
-        _d(_hand_lmeval(), "model_old", "model_new"))
+    assert imported.states == {"old": ["model=old"], "new": ["model=new"]}
+    assert _d(list(imported.rows), "old", "new") == pytest.approx(
+        _d(_hand_lmeval(), "old", "new"))
     source = imported.provenance["sources"][0]
     assert source["tool"] == "lm-eval" and source["tool_version"] == "0.4.13"
     assert source["task"] == "snapqa" and source["calls"] == 12
@@ -143,6 +144,7 @@ def test_errored_call_refused_by_default_then_left_out_explicitly(
     assert _exit(["import", "promptfoo", str(path), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "pf.json" in err and "results.results[3]" in err and "--allow-errors" in err
+    assert "errored: rate limited [" in err and "\n" not in err.strip()
     imported = import_logs("promptfoo", [str(path)], allow_errors=True)
     gone = imported.provenance["excluded_questions"]
     assert len(gone) == 1 and gone[0] not in {r.question_id for r in imported.rows}
@@ -186,7 +188,7 @@ def test_lmeval_duplicate_filter_lines_are_counted(tmp_path: Path) -> None:
 def test_inspect_errored_sample_refused_then_left_out_explicitly() -> None:
     errored = sorted(str(p) for p in (LOGS / "inspect_errored").glob("*.eval"))
     old = [p for p in INSPECT if _model(p) == "seeded/old"]
-    with pytest.raises(InputError, match=r"sample 'q3' epoch 2: the call errored"):
+    with pytest.raises(InputError, match=r"question 'q3' repeat 2 of state '\S+' errored: "):
         import_logs("inspect", old + errored)
     imported = import_logs("inspect", old + errored, allow_errors=True)
     assert imported.provenance["excluded_questions"] == ["q3"]

@@ -127,6 +127,19 @@ def doc_ids(items: Iterable[Any], id_key: str | None = None) -> list[str]:
     return [doc_id(item, id_key) for item in items]
 
 
+def doc_text(item: Any) -> str | None:
+    """The text of one retrieved item (LangChain ``Document.page_content``, a LlamaIndex
+    node's ``get_content()``), None for a bare id: hashed into the evidence, so a document
+    whose text changed under the same id is reported as changed."""
+    if hasattr(item, "node") and hasattr(item, "score"):  # LlamaIndex NodeWithScore
+        return doc_text(item.node)
+    if isinstance(getattr(item, "page_content", None), str):  # LangChain Document
+        return str(item.page_content)
+    content = getattr(item, "get_content", None)  # a LlamaIndex node
+    text = content() if callable(content) else None
+    return text if isinstance(text, str) else None
+
+
 def current_seed() -> int | None:
     """The seed of the call in progress (None outside an adapter target)."""
     return _SEED.get()
@@ -215,8 +228,13 @@ def make_target(build: Callable[..., Any], call_sync: Callable[[Any, PythonCall]
 
 
 def result(answer: Any, items: Iterable[Any] | None, id_key: str | None) -> dict[str, Any]:
-    """The target's return value: ``{"answer", "doc_ids"?}``."""
+    """The target's return value: ``{"answer", "doc_ids"?, "doc_texts"?}`` (the texts when
+    every item has one)."""
     out: dict[str, Any] = {"answer": answer_text(answer)}
     if items is not None:
-        out["doc_ids"] = doc_ids(items, id_key)
+        listed = list(items)
+        out["doc_ids"] = doc_ids(listed, id_key)
+        texts = [doc_text(item) for item in listed]
+        if all(isinstance(t, str) for t in texts):
+            out["doc_texts"] = texts
     return out

@@ -11,7 +11,9 @@ question}``) and returns ``{"answer", "doc_ids"}``:
 * the document ids: the output's ``"context"`` documents when it is a mapping that has them
   (``create_retrieval_chain``), else the documents every retriever in the chain returned
   during the call (a callback handler collects them), as ``Document.id`` or
-  ``metadata[id_key]``; a ``None`` id is refused, never replaced;
+  ``metadata[id_key]``; a ``None`` id is refused, never replaced, as soon as the retriever
+  returns it (the handler raises, so the chain stops before its LLM is called: a
+  :class:`DocIdError` costs no model call, and it stops the run at once);
 * the seed: LCEL ``chain.invoke`` takes no per-call seed, so the LLM step of the chain is
   :func:`seeded_llm` (``llm.bind(seed=call.seed)`` at each call). :func:`rag_chain` builds
   the usual retriever | prompt | LLM chain with it.
@@ -32,6 +34,7 @@ from typing import Any
 from snapaudit.adapters.common import (
     DocIdError,
     current_seed,
+    doc_ids,
     is_llama,
     make_target,
     model_lock,
@@ -101,24 +104,29 @@ def _collector_class() -> type[Any]:
     base = _lc("callbacks").BaseCallbackHandler
 
     class DocumentCollector(base):  # type: ignore[misc, valid-type]
-        """Collects the documents every retriever of one call returns, in order."""
+        """Collects the documents every retriever of one call returns, in order; a document
+        without a stable id raises there (``raise_error``: the chain stops before its LLM)."""
 
         run_inline = True
+        raise_error = True
 
-        def __init__(self) -> None:
+        def __init__(self, id_key: str | None) -> None:
             super().__init__()
             self.documents: list[Any] = []
             self.seen = False
+            self.id_key = id_key
 
         def on_retriever_end(self, documents: Sequence[Any], **kwargs: Any) -> None:
             self.seen = True
+            doc_ids(documents, self.id_key)  # DocIdError now, not after the LLM's answer
             self.documents.extend(documents)
 
     return DocumentCollector
 
 
-def _invocation(call: PythonCall, input_key: str | None) -> tuple[Any, Any, dict[str, Any]]:
-    collector = _collector_class()()
+def _invocation(call: PythonCall, input_key: str | None,
+                id_key: str | None) -> tuple[Any, Any, dict[str, Any]]:
+    collector = _collector_class()(id_key)
     config = {"callbacks": [collector], "configurable": {"snapaudit_seed": call.seed},
               "run_name": f"snapaudit {call.question_id}",
               "metadata": {"snapaudit_question_id": call.question_id,
@@ -143,11 +151,11 @@ def langchain_target(build: Callable[..., Any], *, id_key: str | None = None,
     _lc("runnables")  # the extra is checked when the target is made, not at the first call
 
     def call_sync(chain: Any, call: PythonCall) -> dict[str, Any]:
-        value, collector, config = _invocation(call, input_key)
+        value, collector, config = _invocation(call, input_key, id_key)
         return _result(chain.invoke(value, config=config), collector, id_key)
 
     async def call_async(chain: Any, call: PythonCall) -> dict[str, Any]:
-        value, collector, config = _invocation(call, input_key)
+        value, collector, config = _invocation(call, input_key, id_key)
         return _result(await chain.ainvoke(value, config=config), collector, id_key)
 
     return make_target(build, call_sync, call_async, asynchronous=asynchronous,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from snapaudit.artifact.safety import load_jsonl
+from snapaudit.judge.registry import JUDGES, judge_kind
 from snapaudit.stats.attribution import AttributionSection
 from snapaudit.tables import AnswerRow, PairLabel
 
@@ -24,8 +25,11 @@ def judge_of(protocol: dict[str, Any], *, packets: bool = True) -> str | None:
     """The judge whose packets the attribution stage holds (``packets``) or whose labels
     give the semantic kernel; None: the exact kernel alone."""
     judge = protocol.get("judge") or {}
-    kinds = ("llm", "rule") if packets else tuple(k for k in [judge.get("kind")] if k != "none")
-    return str(judge.get("name", "judge")) if judge.get("kind") in kinds else None
+    kind = str(judge.get("kind"))
+    if kind not in JUDGES:
+        return None
+    able = judge_kind(kind).packets if packets else judge_kind(kind).labels
+    return str(judge.get("name", "judge")) if able else None
 
 
 def _cells(root: Path, stage: str) -> list[tuple[str, dict[str, Any]]]:

@@ -115,7 +115,9 @@ def stage_content(root: Path, stage: str) -> dict[str, str]:
     name = stage.replace(":", "_")
     cells = load_jsonl(root, f"ledger/{name}.cells.jsonl")
     attempts = load_jsonl(root, f"ledger/{name}.attempts.jsonl")
-    return {"cells_sha256": sha256_json([[c["cell_key"], c["attempt_id"], c["payload"]]
+    return {"accepted_sha256": sha256_json([[c["cell_key"], sha256_json(c["payload"])]
+                                            for c in cells]),
+            "cells_sha256": sha256_json([[c["cell_key"], c["attempt_id"], c["payload"]]
                                          for c in cells]),
             "n_cells": str(len(cells)),
             "attempts_sha256": sha256_json([row[1:] for row in attempts]),

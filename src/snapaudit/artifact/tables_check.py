@@ -1,8 +1,8 @@
 """An artifact's answer and label tables against its ledger cells (``snapaudit verify``).
 
-Every row of ``tables/answers.jsonl`` equals its answer cell (answer, document ids and the
-published steps) and no cell lacks a row; each judge's labels in ``tables/labels.jsonl``
-equal that judge's own ledger cells.
+Every row of ``tables/answers.jsonl`` equals its answer cell (answer, document ids, their
+content hashes and the published steps) and no cell lacks a row; each judge's labels in
+``tables/labels.jsonl`` equal that judge's own ledger cells.
 """
 
 from __future__ import annotations
@@ -29,11 +29,12 @@ def check_tables(root: Path, answers: Sequence[AnswerRow], labels: list[PairLabe
     for row in answers:
         cell = cells.pop(AnswerKey(row.question_id, row.state, row.repeat).encode(), None)
         ids = list(row.doc_ids) if row.doc_ids is not None else None
+        hashes = list(row.doc_hashes) if row.doc_hashes is not None else None
         steps = steps_record(row.steps) if row.steps is not None else None
         if cell is None or cell.get("answer") != row.answer or cell.get("doc_ids") != ids \
-                or cell.get("steps") != steps:
+                or cell.get("doc_hashes") != hashes or cell.get("steps") != steps:
             failures.append(f"tables/answers.jsonl: row {row.question_id}/{row.state}/"
-                                   f"{row.repeat} differs from the answer ledger")
+                            f"{row.repeat} differs from the answer ledger")
     failures += [f"tables/answers.jsonl: ledger cell {k} missing" for k in sorted(cells)]
     check_labels(root, labels, failures)
 
@@ -63,4 +64,4 @@ def check_labels(root: Path, labels: list[PairLabel], failures: list[str]) -> No
     for name in sorted(set(ledger) | set(table)):
         if table.get(name, set()) != ledger.get(name, set()):
             failures.append(f"tables/labels.jsonl: labels of judge {name!r} differ "
-                                   "from that judge's ledger cells")
+                            "from that judge's ledger cells")

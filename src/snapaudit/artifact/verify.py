@@ -139,8 +139,9 @@ def check_locks(root: Path, protocol: dict[str, Any],
         now = stage_content(root, str(ledger_stage))
         if stage == "semantic":
             now = {"judge_kind": str(judge.get("kind")), **now}
-        if stage == "answer" and "public_cells_sha256" in rec.get("content", {}):
-            now = _published(rec["content"], now)
+        stated = {**rec.get("content", {}), **(rec.get("history") or {})}
+        if stage == "answer" and "public_cells_sha256" in stated:
+            now = _published(stated, now)
             report.notes.append("answer lock: steps are published hashed; checked through "
                                 "the lock's hashes of the published cells and attempts")
         if _sanitized_stage(root, str(ledger_stage)):
@@ -155,12 +156,14 @@ def check_locks(root: Path, protocol: dict[str, Any],
         report.failures += [f"locks: {line.strip()}" for line in str(exc).splitlines()[1:]]
 
 
-def _published(stored: dict[str, str], now: dict[str, str]) -> dict[str, str]:
-    """The answer lock's content as the artifact can recompute it: the exported cells and
-    attempts are the published ones (their hashes are the lock's ``public_*`` hashes); the
-    hashes of the unpublished text are taken as stated."""
-    return {**stored, "public_cells_sha256": now["cells_sha256"], "n_cells": now["n_cells"],
-            "public_attempts_sha256": now["attempts_sha256"], "n_attempts": now["n_attempts"]}
+def _published(stated: dict[str, str], now: dict[str, str]) -> dict[str, str]:
+    """The answer lock's content and history as the artifact can recompute them: the
+    exported cells and attempts are the published ones (their hashes are the lock's
+    ``public_*`` hashes); the hashes of the unpublished text are taken as stated."""
+    return {**stated, "public_cells_sha256": now["cells_sha256"], "n_cells": now["n_cells"],
+            "public_attempts_sha256": now["attempts_sha256"], "n_attempts": now["n_attempts"],
+            **({"public_accepted_sha256": now["accepted_sha256"]}
+               if "public_accepted_sha256" in stated else {})}
 
 
 def recompute(results: RunResults, protocol: dict[str, Any], answers: Sequence[AnswerRow],

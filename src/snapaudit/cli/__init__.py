@@ -72,10 +72,13 @@ class LazyGroup(click.Group):
 def cli(ctx: click.Context) -> None:
     """snapaudit: does a new snapshot of a RAG system still give the same answers?
 
-    Verdicts: INCOMPATIBLE (excess churn established), EXCESS CHURN NOT SHOWN (not proof of
-    compatibility), NOT EVALUABLE. Exit codes: 0 success, 2 bad input or options, 3 verify
-    found claims that do not reproduce, 4 `run --fail-on incompatible` and INCOMPATIBLE, 5 and
-    NOT EVALUABLE, 6 `run|report --fail-on regressions` and a reviewed regression stands.
+    Verdicts: INCOMPATIBLE (excess churn established); with a margin ([gate] margin_pp,
+    --margin) COMPATIBLE (answers move less than the margin beyond repeat noise) or UNDECIDED;
+    without one EXCESS CHURN NOT SHOWN (not proof of compatibility); NOT EVALUABLE. Exit
+    codes: 0 success, 2 bad input or options, 3 verify found claims that do not reproduce,
+    4 `--fail-on incompatible|not-compatible` and INCOMPATIBLE, 5 and NOT EVALUABLE, 6
+    `run|report --fail-on regressions` and a reviewed regression stands, 7 `--fail-on
+    not-compatible` and UNDECIDED, 130 interrupted.
     """
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())

@@ -88,7 +88,7 @@ def command(answers: Path, labels: Path | None, gold: Path | None, gold_format: 
     result = analyze(rows, config=config, labels=labs, gold=gold_map)
     from snapaudit.report.summary import render_text  # the report layer, once there is a result
 
-    click.echo(render_text(result), nl=False)
+    click.echo(render_text(result, rows, labs), nl=False)
     if json_out is not None:
         from snapaudit.results import RunResults, write_results
 

@@ -38,7 +38,7 @@ def command(out: Path, questions: int | None, seed: int, overrides: tuple[str, .
     write the report. No network, no GPU, no API key."""
     from snapaudit.demo.run import DemoConfig, run_demo
     from snapaudit.report.model import num
-    from snapaudit.report.summary import results_summary
+    from snapaudit.report.summary import run_summary
 
     progress = make_progress(progress_kind)
     try:
@@ -49,7 +49,7 @@ def command(out: Path, questions: int | None, seed: int, overrides: tuple[str, .
     finally:
         progress.close()
 
-    click.echo(results_summary(outcome.record), nl=False)
+    click.echo(run_summary(outcome.run_dir, outcome.record), nl=False)
     if outcome.record.paths is not None:
         from snapaudit.report.paths import paths_summary
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from snapaudit.errors import ConfigError
-from snapaudit.tables.foreign import TOOLS, import_logs, write_import
+from snapaudit.tables.foreign import TOOLS, Imported, import_logs, write_import
 
 
 def _states(values: tuple[str, ...]) -> dict[str, str]:
@@ -42,17 +42,20 @@ def _states(values: tuple[str, ...]) -> dict[str, str]:
 @click.option("--allow-errors", is_flag=True,
               help="Leave questions with an errored call out of every state (listed in "
                    "provenance.json) instead of refusing.")
-@click.option("--analyze", "run_analysis", is_flag=True, help="Then analyze --old vs --new.")
+@click.option("--analyze", "run_analysis", is_flag=True,
+              help="Then run `snapaudit analyze` on the written tables (--old vs --new; "
+                   "DIR/results.json).")
 @click.option("--old", help="With --analyze: the old state.")
 @click.option("--new", help="With --analyze: the new state.")
 @click.option("--draws", type=int, default=50_000, show_default=True,
               help="With --analyze: bootstrap draws.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="With --analyze: bootstrap seed.")
-def command(tool: str, logs: tuple[str, ...], out: Path, fmt: str, state: tuple[str, ...],
-            state_from: str, doc_ids_key: str, id_var: str, target_var: str,
-            allow_errors: bool, run_analysis: bool, old: str | None, new: str | None,
-            draws: int, seed: int) -> None:
+@click.pass_context
+def command(ctx: click.Context, tool: str, logs: tuple[str, ...], out: Path, fmt: str,
+            state: tuple[str, ...], state_from: str, doc_ids_key: str, id_var: str,
+            target_var: str, allow_errors: bool, run_analysis: bool, old: str | None,
+            new: str | None, draws: int, seed: int) -> None:
     """Import TOOL's LOGS (inspect, promptfoo or lm-eval) as snapaudit answer tables."""
     if run_analysis and not (old and new):
         raise ConfigError("--analyze needs --old and --new")
@@ -60,18 +63,34 @@ def command(tool: str, logs: tuple[str, ...], out: Path, fmt: str, state: tuple[
                            state_from=state_from, doc_ids_key=doc_ids_key, id_var=id_var,
                            target_var=target_var)
     paths = write_import(out, imported, fmt)
+    for line in _state_lines(imported) + _left_out_lines(imported, paths["provenance"]):
+        click.echo(line, err=True)
     states = sorted({row.state for row in imported.rows})
     click.echo(f"imported {len(imported.rows)} answers of states {', '.join(states)} into "
                f"{paths['answers']}", err=True)
-    if not run_analysis:
-        return
-    from snapaudit.report.summary import render_text
-    from snapaudit.stats.analysis import AnalysisConfig, analyze
+    if run_analysis:  # exactly `snapaudit analyze` on the tables just written
+        from snapaudit.cli.analyze import command as analyze
 
-    assert old is not None and new is not None
-    config = AnalysisConfig(old=old, new=new, draws=draws, seed=seed)
-    result = analyze(list(imported.rows), config=config, gold=imported.gold or None)
-    click.echo(render_text(result), nl=False)
-    from snapaudit.results import RunResults, write_results
+        ctx.invoke(analyze, answers=paths["answers"], gold=paths.get("gold"),
+                   gold_format="auto", old=old, new=new, draws=draws, seed=seed,
+                   json_out=out / "results.json")
 
-    write_results(out / "results.json", RunResults(result))
+
+def _state_lines(imported: Imported) -> list[str]:
+    """How each state was named from the logs, where the name is not the label itself."""
+    return [f"state {name} <- {' + '.join(labels)}"
+            for name, labels in sorted(imported.states.items()) if labels != [name]]
+
+
+def _left_out_lines(imported: Imported, provenance: Path, most: int = 10) -> list[str]:
+    errored = imported.provenance["errored_calls"]
+    if not errored:
+        return []
+    gone = imported.provenance["excluded_questions"]
+    lines = [f"left out {len(gone)} question(s) of every state for {len(errored)} errored "
+             f"call(s) (--allow-errors; all listed in {provenance}):"]
+    lines += [f"  question {e['question_id']!r} repeat {e['repeat']} of state {e['state']!r}: "
+              f"{e['error']}" for e in errored[:most]]
+    if len(errored) > most:
+        lines.append(f"  ... and {len(errored) - most} more")
+    return lines

@@ -2,7 +2,9 @@
 
 ``--kind python --out audit.toml`` also writes, next to it, a stub pipeline
 (``my_pipeline.py``) and eight sample questions with gold answers (``questions.jsonl``,
-``gold.jsonl``), so that ``snapaudit run audit.toml`` works as written.
+``gold.jsonl``), so that ``snapaudit run audit.toml`` works as written. Nothing is ever
+overwritten: when some of those files exist, nothing is written and the message names them
+and the way out (``--keep-existing`` keeps them and writes only what is missing).
 """
 
 from __future__ import annotations
@@ -37,18 +39,35 @@ def resource_text(name: str) -> str:
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write here instead of standard output (never overwrites). With --kind "
                    "python also a stub pipeline and sample data next to it.")
-def command(kind: str, out: Path | None) -> None:
+@click.option("--keep-existing", "keep", is_flag=True,
+              help="With --kind python: keep the pipeline and sample files that already exist "
+                   "next to --out (your own) and write only the missing ones.")
+def command(kind: str, out: Path | None, keep: bool = False) -> None:
     """Write a commented protocol template (every key is documented in docs/protocol.md)."""
     text = template_text(kind)
     if out is None:
         click.echo(text, nl=False)
         return
+    if out.exists():
+        raise ConfigError(f"{out} exists (init never overwrites): choose another --out")
     companions = [(out.parent / name, res) for name, res in COMPANIONS.get(kind, ())]
-    taken = [p for p in [out, *(p for p, _ in companions)] if p.exists()]
-    if taken:
-        raise ConfigError("; ".join(f"{p} exists" for p in taken) + "; choose another --out")
+    taken = [p for p, _ in companions if p.exists()]
+    if taken and not keep:
+        raise ConfigError(
+            f"{_names(taken)} already exist{'s' if len(taken) == 1 else ''} in "
+            f"{out.parent.resolve()} (init --kind {kind} writes a stub pipeline and sample "
+            "data next to --out); nothing was written. Pass --keep-existing to keep them and "
+            "write only what is missing, or give an --out in another folder.")
     for path, res in companions:
+        if path in taken:
+            click.echo(f"kept {path} (it exists; {out.name} names it)", err=True)
+            continue
         atomic.write_text(path, resource_text(res))
         click.echo(f"wrote {path}", err=True)
     atomic.write_text(out, text)
     click.echo(f"wrote {out}", err=True)
+
+
+def _names(paths: list[Path]) -> str:
+    names = [p.name for p in paths]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]

@@ -8,11 +8,11 @@ from pathlib import Path
 import click
 
 from snapaudit import atomic
-from snapaudit.cli._common import check_output_path
+from snapaudit.cli._common import check_output_path, make_progress, progress_option
 from snapaudit.errors import ConfigError
 from snapaudit.run.after.pilot import pilot_from_run
 from snapaudit.stats.gate import GateConfig, default_rules
-from snapaudit.stats.plan import mde, mde_json, plan, render_mde, render_text
+from snapaudit.stats.plan import Pilot, mde, mde_json, plan, render_mde, render_text
 
 
 def _counts(text: str, option: str = "--questions") -> list[int]:
@@ -80,19 +80,35 @@ def _targets(text: str) -> list[float]:
 @click.option("--path-sd", type=float,
               help="With --paths and a one-path pilot: the assumed SD of the path effect on "
                    "D (pp); a pilot with paths measures it.")
+@click.option("--looks", type=int,
+              help="Also simulate a sequential design of K looks (needs --margin): the "
+                   "questions and answer calls it uses, and the share saved, at D = 0, M, 2M "
+                   "and the pilot's own D beside the fixed design, over each --questions "
+                   "count (default: the pilot's questions).")
+@click.option("--margin", "margin_pp", type=float, metavar="PP",
+              help="With --looks: the compatibility margin M (pp), as in analyze --margin.")
+@click.option("--simulations", type=int, default=200, show_default=True,
+              help="With --looks: simulated audits per D (the pilot's D_i, exponentially "
+                   "tilted to each D; docs/analysis.md, 'Planning the looks').")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="With --looks: seed of the simulated audits.")
+@progress_option
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the plan as JSON here.")
 def command(pilot: Path, target_d: str, power: float, questions: str | None,
             repeats: int | None, old: str | None, new: str | None, judge: str | None,
-            exact_only: bool, paths: str | None, path_sd: float | None,
+            exact_only: bool, paths: str | None, path_sd: float | None, looks: int | None,
+            margin_pp: float | None, simulations: int, seed: int, progress_kind: str,
             json_out: Path | None) -> None:
     """Questions needed for POWER at each target D, from the per-question D_i of a pilot
     run (PILOT: a run directory or its results.json); with --questions, also the minimum
-    detectable D at those sizes. Clustered pilots include the design effect."""
+    detectable D at those sizes; with --looks K --margin M, the questions and calls a
+    sequential design is expected to use. Clustered pilots include the design effect."""
     if json_out is not None:
         check_output_path(json_out, "--json")
     if not 0.5 < power < 1:
         raise ConfigError(f"--power must be between 0.5 and 1 (exclusive), got {power:g}")
+    _check_sequential(looks, margin_pp, simulations)
     counts = _counts(questions) if questions is not None else None
     targets = _targets(target_d)
     measured = pilot_from_run(pilot, old=old, new=new, judge=judge)
@@ -116,5 +132,57 @@ def command(pilot: Path, target_d: str, power: float, questions: str | None,
         need = paths_need(comps, targets, _counts(paths, "--paths"), power)
         click.echo(render_paths(need, comps, power, source), nl=False)
         doc["paths"] = paths_json(need, comps, source)
+    if looks is not None and margin_pp is not None:
+        doc["sequential"] = _sequential(measured, gate, looks, margin_pp, counts, simulations,
+                                        seed, progress_kind)
     if json_out is not None:
         atomic.write_text(json_out, json.dumps(doc, indent=2) + "\n")
+
+
+def _check_sequential(looks: int | None, margin_pp: float | None, simulations: int) -> None:
+    """One line for options the sequential plan cannot use, before the pilot is read."""
+    if looks is None and margin_pp is None:
+        return
+    if looks is None or margin_pp is None:
+        raise ConfigError("--looks K and --margin PP go together: the sequential plan "
+                          "simulates D = 0, M and 2M with K looks")
+    if looks < 1:
+        raise ConfigError(f"--looks must be at least 1, got {looks}")
+    if not 0 < margin_pp < 100:
+        raise ConfigError(f"--margin must be above 0 and below 100 pp, got {margin_pp:g}")
+    from snapaudit.stats.plan_sequential import MIN_SIMULATIONS
+
+    if simulations < MIN_SIMULATIONS:
+        raise ConfigError(f"--simulations must be at least {MIN_SIMULATIONS}, got "
+                          f"{simulations}")
+
+
+def _sequential(measured: Pilot, gate: GateConfig | None, looks: int, margin_pp: float,
+                counts: list[int] | None, simulations: int, seed: int,
+                progress_kind: str) -> list[dict[str, object]]:
+    """The sequential plan over each planned size, printed; its JSON."""
+    from dataclasses import replace
+
+    from snapaudit.stats.plan_sequential import render_sequential, sequential_plan
+    from snapaudit.stats.sequential import MIN_FIRST_BLOCK
+
+    sizes = counts if counts is not None else [measured.questions]
+    for n in sizes:
+        if looks > 1 and n // looks < MIN_FIRST_BLOCK:
+            source = "--questions" if counts is not None else "the pilot's question count"
+            raise ConfigError(f"--looks {looks} over {n} planned questions ({source}) gives "
+                              f"a first block of {n // looks}; each look needs at least "
+                              f"{MIN_FIRST_BLOCK} (use at most {max(1, n // MIN_FIRST_BLOCK)}"
+                              " looks, or plan more questions with --questions N)")
+    with_margin = replace(gate or GateConfig(), margin_pp=margin_pp)
+    progress = make_progress(progress_kind)
+    docs = []
+    try:
+        for n in sizes:
+            result = sequential_plan(measured, with_margin, looks, n, simulations, seed,
+                                     progress)
+            click.echo(render_sequential(result), nl=False)
+            docs.append(result.to_json())
+    finally:
+        progress.close()
+    return docs

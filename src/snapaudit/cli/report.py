@@ -23,6 +23,8 @@ def command(run_dir: Path, out_dir: Path | None, fail_on: str | None) -> None:
     click.echo(paths.report.verdict)
     if paths.report.small_sample:
         click.echo(f"{paths.report.small_sample}; treat this verdict as provisional")
+    for line in paths.changes:
+        click.echo(line)
     click.echo(f"wrote {paths.html}")
     click.echo(f"wrote {paths.markdown}")
     if fail_on == "regressions":

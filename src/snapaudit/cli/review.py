@@ -80,4 +80,13 @@ def _exchange(run_dir: Path, annotator: str, sample: int | None, fmt: str | None
     from snapaudit.run.after.label_exchange import import_annotations
 
     n = import_annotations(run_dir, file, annotator)
-    click.echo(f"imported {n} questions from {file} as judge human:{annotator}")
+    click.echo(f"imported {n} questions from {file} as judge human:{annotator} (locked)")
+    from snapaudit.review.refresh import ResultsUpdater
+
+    updater = ResultsUpdater(run_dir)  # what the page does after a lock
+    updater.request()
+    updater.wait()  # waits out a folder another command holds, a while
+    updater.close()
+    state = updater.state()
+    click.echo(f"results.json not updated: {state['error']}" if state["error"] else
+               f"updated {run_dir / 'results.json'} and the report")

@@ -59,7 +59,7 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
     """Run (or resume) the audit of PROTOCOL.toml and write results.json; a finished run
     only prints its summary."""
     from snapaudit.errors import ConfigError
-    from snapaudit.report.summary import results_summary
+    from snapaudit.report.summary import run_summary
     from snapaudit.run.engine import run_audit
     from snapaudit.run.record.protocol import load_protocol
     from snapaudit.run.record.rundir import RunDir
@@ -71,6 +71,11 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
         from snapaudit.run.dialect import dry_run_notes
 
         planned = load_protocol(protocol_path, list(overrides))
+        if limit is not None:  # the smoke run's cohort: its first `limit` questions
+            if limit > planned.cohort.size:
+                raise ConfigError(f"--limit {limit} is larger than cohort.size = "
+                                  f"{planned.cohort.size}")
+            planned = load_protocol(protocol_path, [*overrides, f"cohort.size={limit}"])
         click.echo(render(plan(planned, protocol_path.resolve().parent),
                           [*paths_notes(planned), *dry_run_notes(planned)]), nl=False)
         return
@@ -99,14 +104,14 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
                        "requests go into a new batch", err=True)
     complete = RunDir(target).results_path.exists()
     if complete and not forget:
-        from snapaudit.run.record.readonly import finished_results, read_only_finished
+        from snapaudit.run.after.readonly import finished_results, read_only_finished
 
         if read_only_finished(target):  # nothing can be written: verify, print, done
             results = finished_results(protocol, target)
             _check_finished_systems(protocol, target, protocol_path.resolve().parent)
             click.echo(f"run already complete: {target} is read-only; its results were "
                        "verified, not re-written")
-            click.echo(results_summary(results), nl=False)
+            click.echo(run_summary(target, results), nl=False)
             exit_on(fail_on, results.verdict(), results.review)
             return
     progress = make_progress(progress_kind)
@@ -122,7 +127,7 @@ def command(protocol_path: Path, run_dir: Path | None, limit: int | None,
         click.echo(f"run already complete: every stage of {target} is locked; results "
                    "re-checked")
     click.echo(f"wrote {outcome.results_path}")
-    click.echo(results_summary(outcome.record), nl=False)
+    click.echo(run_summary(target, outcome.record), nl=False)
     exit_on(fail_on, outcome.record.verdict(), outcome.record.review)
 
 
@@ -167,7 +172,7 @@ def _check_finished_systems(protocol: Protocol, run_dir: Path, base_dir: Path) -
     live = live_specs(protocol, base_dir, {})
     if live is not None:
         with RunDir(run_dir, read_only=True) as rd:
-            check_systems(rd.ledger(), live, record=False)
+            check_systems(rd.ledger(), live, record=False, base_dir=base_dir)
 
 
 def _toml_str(text: str) -> str:

@@ -39,7 +39,7 @@ def _jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 def _protocol(title: str, name: str, states: list[str], system: str, *, root: str,
-              repeats: int, seed: int, size: int) -> str:
+              repeats: int, seed: int, size: int, concurrency: int) -> str:
     """A demo protocol: ``system`` (its [system] and what follows) between the world's
     states, design, cohort and gold and the rule judge, bootstrap and run of every demo."""
     return f"""# {title}
@@ -74,17 +74,20 @@ draws = 2000
 seed = {seed}
 
 [run]
-concurrency = 1
+concurrency = {concurrency}
 """
 
 
 def demo_protocol(files_root: Path, *, repeats: int = 2, seed: int = 7,
-                  n_questions: int | None = None, top_k: int = 4, threads: int = 2) -> str:
+                  n_questions: int | None = None, top_k: int = 4, threads: int = 1) -> str:
     """The demo protocol TOML: testbed states n0, n1, n3, n7 over the world's 7 shards,
     old n1 / new n7, the embedded local generator and the rule judge.
 
     ``top_k`` defaults to 4, not the study's 8: the embedded model prefills only tens of
-    tokens per second on a small CPU, and every document costs ~20 tokens per call."""
+    tokens per second on a small CPU, and every document costs ~20 tokens per call. One
+    thread per model: the generator runs one model per core it may use (``replicas``), and
+    ``[run] concurrency = 8`` queues a question's 8 calls at once, so a repeat waits on the
+    replica holding its prompt's state (docs/generators.md)."""
     root = files_root.as_posix()
     system = f"""[system]
 kind = "testbed"
@@ -106,7 +109,7 @@ n_threads = {threads}
     return _protocol("The snapaudit demo: an invented world with planted changes "
                      "(docs/demo.md).", "snapaudit-demo", ["n0", "n1", "n3", "n7"], system,
                      root=root, repeats=repeats, seed=seed,
-                     size=n_questions if n_questions is not None else 10_000)
+                     size=n_questions if n_questions is not None else 10_000, concurrency=8)
 
 
 def agent_protocol(files_root: Path, *, repeats: int = 2, seed: int = 7,
@@ -125,7 +128,7 @@ bind_files = ["corpus"]
     return _protocol("The snapaudit agent demo: a two-step search agent (docs/agents.md).",
                      "snapaudit-demo-agent", ["n1", "n7"], system, root=root,
                      repeats=repeats, seed=seed,
-                     size=n_questions if n_questions is not None else 10_000)
+                     size=n_questions if n_questions is not None else 10_000, concurrency=1)
 
 
 def write_world(world: World, root: str | Path, *, repeats: int = 2,

@@ -39,6 +39,7 @@ class Judge(ABC):
     """Every judge subclasses this; a judge that meters tokens overrides ``judge_metered``."""
 
     name: str
+    model: str | None = None  # the model id its calls are billed for; None: unpriced
 
     @abstractmethod
     def spec(self) -> dict[str, Any]:

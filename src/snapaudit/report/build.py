@@ -12,6 +12,7 @@ from snapaudit.report.html import render_html
 from snapaudit.report.load import RunView, load_run
 from snapaudit.report.markdown import render_markdown
 from snapaudit.report.model import Report
+from snapaudit.report.top_changes import change_lines
 from snapaudit.results import ReviewSummary
 from snapaudit.run.record.rundir import RunDir
 from snapaudit.stats.plants import score_plants
@@ -23,6 +24,7 @@ class ReportPaths:
     markdown: Path
     report: Report
     review: ReviewSummary | None = None  # the change review as it stands (snapaudit review)
+    changes: tuple[str, ...] = ()  # the questions that changed most, for the terminal
 
 
 def plant_score(view: RunView) -> dict[str, Any] | None:
@@ -45,4 +47,5 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> Repo
     html_path, md_path = out / RunDir(out).report_html.name, out / RunDir(out).report_md.name
     atomic.write_text(html_path, render_html(report), newline="\n")  # a kill: old or new
     atomic.write_text(md_path, render_markdown(report), newline="\n")
-    return ReportPaths(html_path, md_path, report, view.review)
+    changes = change_lines(view.results, view.answers, view.labels)
+    return ReportPaths(html_path, md_path, report, view.review, tuple(changes))

@@ -28,11 +28,13 @@ from snapaudit.stats.changes import is_listed
 from snapaudit.stats.churn import per_question
 from snapaudit.stats.kernels import AnswerGrid, ExactKernel, Kernel, SemanticKernel
 from snapaudit.stats.normalize import Normalizer, normalizer
+from snapaudit.stats.overlap import changed_ids
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
 
 MAX_ROWS = 1000
 EM_LEGEND = ("[M] the answer matches a gold answer after normalization (exact match); "
-             "[N] it matches none. Shown only once gold is unlocked.")
+             "[C] it does not, but contains one as a run of whole words (a sentence naming "
+             "the gold answer); [N] neither. Shown only once gold is unlocked.")
 
 
 @dataclass(frozen=True)
@@ -107,12 +109,20 @@ def _kernel(view: RunView, grid: AnswerGrid) -> tuple[Kernel, str]:
     return ExactKernel(grid, normalizer(bench)), "exact kernel (no judge)"
 
 
-def _groups(texts: Sequence[str], em: Callable[[str], bool | None]) -> tuple[AnswerGroup, ...]:
+def _groups(texts: Sequence[str], mark: Callable[[str], str]) -> tuple[AnswerGroup, ...]:
     counts: dict[str, int] = {}
     for t in texts:
         counts[t] = counts.get(t, 0) + 1
-    marks = {None: "", True: "M", False: "N"}
-    return tuple(AnswerGroup(t, c, marks[em(t)]) for t, c in counts.items())
+    return tuple(AnswerGroup(t, c, mark(t)) for t, c in counts.items())
+
+
+def _mark(normalized: str, gold: set[str] | None) -> str:
+    """"M" (exact match), "C" (contains a gold answer), "N" (neither), "" (no gold)."""
+    if gold is None:
+        return ""
+    if normalized in gold:
+        return "M"
+    return "C" if any(f" {g} " in f" {normalized} " for g in gold) else "N"
 
 
 def _verdicts(kernel: Kernel, grid: AnswerGrid, qid: str, old: str, new: str) -> str:
@@ -152,6 +162,9 @@ def comparison(view: RunView, filters: Sequence[RowFilter] | None = None) -> Com
         def em(text: str, ng: set[str] | None = norm_gold) -> bool | None:
             return None if ng is None else bench(text) in ng
 
+        def mark(text: str, ng: set[str] | None = norm_gold) -> str:
+            return _mark(bench(text), ng)
+
         texts = {s: [grid.answer(qid, r) for r in grid.refs(s)] for s in states}
         if not is_listed((t for ts in texts.values() for t in ts), bench, qid in flips,
                          float(d[i])):
@@ -163,14 +176,14 @@ def comparison(view: RunView, filters: Sequence[RowFilter] | None = None) -> Com
         first = rows_by_q[qid][0]
         rows.append(ComparisonRow(
             id=qid, question=first.question or "",
-            old=_groups(texts[old], em), new=_groups(texts[new], em),
+            old=_groups(texts[old], mark), new=_groups(texts[new], mark),
             verdicts=_verdicts(kernel, grid, qid, old, new), d_i=float(d[i]),
             contribution_pp=100 * float(d[i]) / grid.n,
             tags=tuple(f.key for f in active if f.test(ctx)),
             path=path_letters(per_state, states, labels_by_q.get(qid, [])),
             plant=str((view.plants or {}).get(qid, {}).get("kind", "")),
             evidence=tuple(_evidence(grid, qid, old, new)),
-            others={s: _groups(texts[s], em) for s in states if s not in (old, new)},
+            others={s: _groups(texts[s], mark) for s in states if s not in (old, new)},
             trajectories=trajectories.trajectory_sides(per_state, old, new) if steps else ()))
     rows.sort(key=lambda r: (-abs(r.contribution_pp), r.id))
     kept = rows[:MAX_ROWS]
@@ -179,9 +192,14 @@ def comparison(view: RunView, filters: Sequence[RowFilter] | None = None) -> Com
 
 
 def _evidence(grid: AnswerGrid, qid: str, old: str, new: str) -> list[dict[str, Any]]:
-    """Documents that left / entered the top-k from old to new (first repeat's lists)."""
+    """Documents that left / entered the top-k from old to new (first repeat's lists), and
+    those kept under the same id whose text changed (content hashes differ, when recorded)."""
     a, b = grid.doc_ids.get((qid, old), (None,))[0], grid.doc_ids.get((qid, new), (None,))[0]
     if a is None or b is None:
         return []
+    hashes = grid.doc_hashes or {}
+    changed = changed_ids(a, hashes.get((qid, old), (None,))[0], b,
+                          hashes.get((qid, new), (None,))[0]) or []
     return [{"from": old, "to": new, "entered": [x for x in b if x not in a],
-             "left": [x for x in a if x not in b], "kept": len([x for x in a if x in b])}]
+             "left": [x for x in a if x not in b], "changed": changed,
+             "kept": len([x for x in a if x in b and x not in changed])}]

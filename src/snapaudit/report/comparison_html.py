@@ -86,7 +86,9 @@ def _evidence(row: ComparisonRow) -> str:
     for d in row.evidence:
         parts.append(f"<div>{_u(d['from'])}→{_u(d['to'])}: {d['kept']} kept</div>"
                      f"<div>entered: {_u(', '.join(d['entered']) or '-')}</div>"
-                     f"<div>left: {_u(', '.join(d['left']) or '-')}</div>")
+                     f"<div>left: {_u(', '.join(d['left']) or '-')}</div>"
+                     + (f"<div>text changed (same id): {_u(', '.join(d['changed']))}</div>"
+                        if d.get("changed") else ""))
     for state, groups in row.others.items():
         parts.append(f"<div><b>{_u(state)}</b>: {_answers(groups)}</div>")
     for state, paths in row.trajectories:  # the agent's steps, old then new

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from snapaudit.judge.registry import JUDGES, judge_kind
 from snapaudit.report import figures
 from snapaudit.report.agents import agents_section
 from snapaudit.report.attribution import attribution_view
@@ -55,16 +56,19 @@ def headline(r: AnalysisResult) -> Section:
     old, new = _pair(r)
     rows = [(k.kernel, num(k.within), num(k.cross), num(k.d_hat), num(k.lcb95), num(k.ucb95),
              interval(k.ci95), num(k.p_nonpositive, 4)) for k in _kernels(r)]
-    churn = Table(f"Excess answer churn {old} → {new} (percent; D in percentage points)",
-                  ("kernel", "Within", "Cross", "D", "LCB95", "UCB95", "95% CI", "P(D ≤ 0)"),
-                  tuple(rows))
+    churn = Table(f"Excess answer churn {old} → {new} (Within and Cross: agreement in percent, "
+                  "the share of same-state and of old × new answer pairs the kernel calls the "
+                  "same; D = Within − Cross, LCB95/UCB95 its one-sided bounds, in percentage "
+                  "points)", ("kernel", "Within agreement", "Cross agreement", "D", "LCB95",
+                              "UCB95", "95% CI", "P(D ≤ 0)"), tuple(rows))
     u = r.utility
     em_old = u.states[old].em if u is not None and old in u.states else None
     em_new = u.states[new].em if u is not None and new in u.states else None
     paragraphs = [f"Comparison {old} → {new}: {num(r.comparison.questions)} "
                   f"questions × {num(r.comparison.repeats)} repeats.",
                   f"Exact match {num(em_old)} % → {num(em_new)} % "
-                  f"(change {num(u.em_delta if u is not None else None)} pp)."]
+                  f"(change {num(u.em_delta if u is not None else None)} pp)."
+                  + _contains(r)]
     gate_rows = tuple((x.rule, num(x.value), "holds" if x.passed else "does not hold")
                       for x in r.gate.rules)
     gate = Table("Release gate rules (all must hold for the gate to flag excess churn)",
@@ -76,6 +80,16 @@ def headline(r: AnalysisResult) -> Section:
                             tuple((x.rule, num(x.value), "holds" if x.passed else
                                    "does not hold") for x in r.gate.compatibility)))
     return Section("Headline", tuple(paragraphs), tuple(tables))
+
+
+def _contains(r: AnalysisResult) -> str:
+    """The contains-gold rates beside EM (results written before them have none)."""
+    u, old, new = r.utility, *_pair(r)
+    if u is None or u.contains_delta is None:
+        return ""
+    return (f" The answer contains a gold answer (a run of whole words): "
+            f"{num(u.states[old].contains)} % → {num(u.states[new].contains)} % (change "
+            f"{num(u.contains_delta)} pp).")
 
 
 def _scatter(r: AnalysisResult) -> Figure:
@@ -121,7 +135,9 @@ def _histogram(r: AnalysisResult) -> Figure | None:
     docs = overlap_docs(r)
     caption = (f"Documents shared by the two top-k lists (mean {num(o.mean)}"
                + (f", {docs}" if docs else "")
-               + f", none shared: {num(o.zero_rate)} %)")
+               + f", none shared: {num(o.zero_rate)} %"
+               + (f"; text changed under the same id: {num(o.changed)} questions"
+                  if o.changed is not None else "") + ")")
     return Figure(caption, svg, Table("", ("shared documents", "questions"), rows))
 
 
@@ -178,18 +194,11 @@ def design_table(view: RunView) -> Table:
     return Table("Table 1. Locked design", ("component", "value"), rows)
 
 
-JUDGE_KINDS = {
-    "rule": "the transparent offline rule judge (normalization, alias and containment rules; "
-            "not a language model)",
-    "llm": "a blind LLM judge",
-    "labels": "imported pair labels",
-}
-
-
 def _judging(view: RunView, judges: list[str]) -> str:
     if not judges:
         return "none (exact kernel only)"
-    kind = JUDGE_KINDS.get(str(view.judge.get("kind", "")))
+    name = str(view.judge.get("kind", ""))
+    kind = judge_kind(name).description if name in JUDGES else None
     return ", ".join(judges) + (f"; primary judge: {kind}" if kind else "")
 
 

@@ -33,7 +33,7 @@ th{background:#edf2f7}caption{text-align:left;font-weight:600;padding:4px 0}
 figure{display:inline-block;margin:8px 16px 16px 0;vertical-align:top}
 figcaption{font-size:12px;color:#4a5568;max-width:560px}
 details.data{font-size:12px}
-.M{color:#276749;font-weight:600}.N{color:#9b2c2c}
+.M{color:#276749;font-weight:600}.C{color:#276749}.N{color:#9b2c2c}
 .flip{background:#fffaf0}.tag{font-size:11px;background:#e2e8f0;border-radius:3px;padding:0 4px}
 .ev{font-size:12px;color:#4a5568}.warn{background:#fefcbf;color:#744210;padding:6px 14px;
 border-radius:6px;margin-top:6px}

@@ -31,7 +31,9 @@ def looks_section(seq: Sequential | None) -> Section | None:
     par = (f"{sequential_line(seq)}. The cohort of {num(seq.questions_planned)} questions was "
            f"asked in {seq.looks_planned} blocks; after each block the gate was evaluated with "
            "repeated bounds whose one-sided level is the look's nominal level "
-           f"({seq.spending}), so the error of each claim holds over every look.")
+           f"({seq.spending}; each upper bound also counts one unseen question at the top "
+           "of D_i's range, D_i = 1, so a block without a churning question cannot pass the "
+           "margin), so the error of each claim holds over every look.")
     figure = Figure("D at each look with its repeated bounds" + (", and the margin"
                                                                  if lines else ""),
                     svg, table)

@@ -69,7 +69,9 @@ def _comparison_md(view: Comparison | None) -> str:
         for d in row.evidence:
             lines.append(f"- evidence {_md(d['from'])}→{_md(d['to'])}: entered "
                          f"{_md(', '.join(d['entered']) or '-')}; left "
-                         f"{_md(', '.join(d['left']) or '-')}")
+                         f"{_md(', '.join(d['left']) or '-')}"
+                         + (f"; text changed (same id): {_md(', '.join(d['changed']))}"
+                            if d.get("changed") else ""))
         for state, paths in row.trajectories:  # the agent's steps, old then new
             lines += [f"- steps {_md(state)}{f' ×{g.count}' if g.count > 1 else ''}: "
                       + "; ".join(f"{j}. {_md(step.text())}"

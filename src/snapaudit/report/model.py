@@ -45,7 +45,7 @@ class Section:
 class AnswerGroup:
     text: str
     count: int
-    em: str  # "M", "N" or "" without gold
+    em: str  # "M", "C" (contains a gold answer), "N" or "" without gold
 
 
 @dataclass(frozen=True)

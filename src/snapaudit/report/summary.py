@@ -6,12 +6,21 @@ per-step decomposition over a ladder (its Table 4), then the gate, utility and d
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
+from pathlib import Path
 
+from snapaudit.report.top_changes import change_lines, run_change_lines
 from snapaudit.results import RunResults
 from snapaudit.stats.analysis import AnalysisResult
+from snapaudit.stats.answer_form import kernel_to_read
 from snapaudit.stats.sequential import Sequential
 from snapaudit.stats.transitions import CATEGORIES
+from snapaudit.tables import AnswerRow, PairLabel
+
+AGREEMENT = ("  Within / Cross: agreement in % (the share of same-state / old x new answer pairs "
+             "the kernel calls the same); D = Within - Cross: how much more the answers "
+             "disagree across the two states than within one, in pp")
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -37,13 +46,31 @@ def churn_table(result: AnalysisResult) -> list[str]:
     boot = (f"exact {unit} bootstrap" if all(k.method == "exact" for k in result.kernels.values())
             else f"{c.draws} {unit} bootstrap draws (seed {c.seed})")
     title = (f"Excess answer churn {c.old} -> {c.new}: {c.questions} questions x {c.repeats} "
-             f"repeats, {boot}. Within/Cross in %, D/LCB/CI in pp.")
+             f"repeats, {boot}. Within/Cross agreement in %, D/LCB/UCB/CI in pp.")
     seq = result.sequential
     if seq is not None:
         title += (f" LCB95/UCB95: the repeated bounds of look {seq.looks_done} of "
                   f"{seq.looks_planned} (nominal {100 * seq.looks[-1].nominal:.3g}% a side).")
-    return [title, *_table(["kernel", "Within", "Cross", "D", "LCB95", "UCB95", "CI95",
-                            "P(D<=0)"], rows)]
+    return [title, *_table(["kernel", "Within agreement", "Cross agreement", "D", "LCB95",
+                            "UCB95", "CI95", "P(D<=0)"], rows), AGREEMENT]
+
+
+def reading_lines(result: AnalysisResult, run_dir: str | Path | None = None) -> list[str]:
+    """Which kernel to read, when the answers are sentences (nothing for short answers)."""
+    kernel, why = kernel_to_read(result.kernels, result.comparison.answer_words)
+    if not why:
+        return []
+    if kernel is not None:
+        gate = ("; the gate's exact rules count them too: gate these answers on the semantic "
+                'kernel alone ([gate] profile = "long-form")'
+                if any(r.kernel == "exact" for r in result.gate.rules) else "")
+        return [f"Read the {kernel} kernel: {why}{gate}."]
+    fix = (f"snapaudit rejudge {shlex.quote(str(run_dir))} --judge rule --gate long-form --out "
+           f"{shlex.quote(f'{run_dir}-rule')} (no system call)" if run_dir is not None else
+           "pair labels from a judge (--labels; the offline rule judge: snapaudit rejudge "
+           "RUN_DIR --judge rule --gate long-form --out NEW_RUN_DIR)")
+    return [f"No kernel here reads these answers: {why}, and no judge labelled them. "
+            f"Judge them offline (no API key): {fix}."]
 
 
 def gate_lines(result: AnalysisResult) -> list[str]:
@@ -109,10 +136,15 @@ def utility_lines(result: AnalysisResult) -> list[str]:
     u = result.utility
     if u is None:
         return ["Utility: no gold given."]
-    rows = [[s, _pp(x.em), _pp(x.f1), _pp(x.unknown)] for s, x in u.states.items()]
-    return ["Utility (%, over all questions and repeats):",
-            *_table(["state", "EM", "F1", "UNKNOWN"], rows),
-            f"EM delta {result.comparison.old} -> {result.comparison.new}: {u.em_delta:+.2f} pp"]
+    rows = [[s, _pp(x.em), _pp(x.f1), _pp(x.unknown), _pp(x.contains)]
+            for s, x in u.states.items()]
+    pair = f"{result.comparison.old} -> {result.comparison.new}"
+    lines = ["Utility (%, over all questions and repeats; contains: the answer contains a "
+             "gold answer):", *_table(["state", "EM", "F1", "UNKNOWN", "contains"], rows),
+             f"EM delta {pair}: {u.em_delta:+.2f} pp"]
+    if u.contains_delta is not None:
+        lines.append(f"contains-gold delta {pair}: {u.contains_delta:+.2f} pp")
+    return lines
 
 
 def diagnostics_lines(result: AnalysisResult) -> list[str]:
@@ -129,7 +161,7 @@ def diagnostics_lines(result: AnalysisResult) -> list[str]:
         lines.append(f"Retrieval overlap (top-{o.k}): mean {o.mean:.3f} ({o.mean_docs:.2f} of "
                      f"{o.k} documents), zero {o.zero_rate:.2f}%,"
                      f" identical sets {o.identical}; flips {_pp(o.flips_mean, 3)} vs rest "
-                     f"{_pp(o.rest_mean, 3)}")
+                     f"{_pp(o.rest_mean, 3)}" + _changed_text(result))
     j = result.judges
     if j is not None:
         lines.append(f"Judges {j.judges[0]} vs {j.judges[1]}: {j.pairs} pairs, agreement "
@@ -140,6 +172,14 @@ def diagnostics_lines(result: AnalysisResult) -> list[str]:
     return lines
 
 
+def _changed_text(result: AnalysisResult) -> str:
+    o = result.overlap
+    if o is None or o.changed is None:
+        return ""
+    return (f"; text changed under the same id: {o.changed} question(s), "
+            f"{_pp(o.changed_docs)} documents per question")
+
+
 def trajectory_lines(result: AnalysisResult) -> list[str]:
     """The trajectory kernels and the split of changed pairs (answers with steps only)."""
     t = result.trajectory
@@ -147,8 +187,10 @@ def trajectory_lines(result: AnalysisResult) -> list[str]:
         return []
     rows = [[name, _pp(k.within), _pp(k.cross), _pp(k.d_hat), _pp(k.lcb95),
              f"[{_pp(k.ci95[0])}, {_pp(k.ci95[1])}]"] for name, k in t.kernels.items()]
-    return ["Excess trajectory churn (the agent's steps; Within/Cross in %, D/LCB/CI in pp):",
-            *_table(["kernel", "Within", "Cross", "D", "LCB95", "CI95"], rows),
+    return ["Excess trajectory churn (the agent's steps; Within/Cross agreement in %, "
+            "D/LCB/CI in pp):",
+            *_table(["kernel", "Within agreement", "Cross agreement", "D", "LCB95", "CI95"],
+                    rows),
             *changed_lines(result)]
 
 
@@ -166,11 +208,14 @@ def changed_lines(result: AnalysisResult) -> list[str]:
             f"{within.pairs}"]
 
 
-def render_text(result: AnalysisResult) -> str:
-    """The readable summary ``snapaudit analyze`` prints."""
-    blocks = [churn_table(result), trajectory_lines(result), gate_lines(result),
-              utility_lines(result),
-              diagnostics_lines(result), ladder_table(result), secondary_lines(result)]
+def render_text(result: AnalysisResult, answers: Sequence[AnswerRow] | None = None,
+                labels: Sequence[PairLabel] = ()) -> str:
+    """The readable summary ``snapaudit analyze`` prints (with ``answers``: the questions
+    that changed most)."""
+    changes = change_lines(result, answers, labels) if answers is not None else []
+    blocks = [churn_table(result) + reading_lines(result), trajectory_lines(result),
+              gate_lines(result), utility_lines(result), diagnostics_lines(result), changes,
+              ladder_table(result), secondary_lines(result)]
     return "\n\n".join("\n".join(b) for b in blocks if b) + "\n"
 
 
@@ -200,21 +245,24 @@ def secondary_lines(result: AnalysisResult) -> list[str]:
     return lines
 
 
-def results_summary(record: RunResults) -> str:
-    """The short summary ``run`` and ``demo`` print from the typed results:
-    D per kernel, the verdict (with its small-sample qualifier) and the gate's rules."""
+def results_summary(record: RunResults, changes: Sequence[str] = (),
+                    run_dir: str | Path | None = None) -> str:
+    """The short summary ``run`` and ``demo`` print from the typed results: agreement and D
+    per kernel, which kernel to read (sentence answers), the verdict (with its small-sample
+    qualifier), the gate's rules, the decision (margin, looks), EM and contains-gold,
+    warnings, the review and ``changes`` (:func:`snapaudit.report.top_changes.change_lines`)."""
     results = record.analysis
     lines = []
     for kernel, k in sorted(results.kernels.items()):
-        lines.append(f"{kernel:<9} Within {_pp(k.within)}  Cross {_pp(k.cross)}  "
-                     f"D {_signed(k.d_hat)} pp  lcb95 {_signed(k.lcb95)} pp  "
+        lines.append(f"{kernel:<9} Within agreement {_pp(k.within)}%  Cross agreement "
+                     f"{_pp(k.cross)}%  D {_signed(k.d_hat)} pp  lcb95 {_signed(k.lcb95)} pp  "
                      f"ucb95 {_signed(k.ucb95)} pp  "
                      f"95% CI [{_pp(k.ci95[0])}, {_pp(k.ci95[1])}]")
     if results.trajectory is not None:  # an agent's steps: the trajectory kernels too
-        lines += [f"{name:<9} Within {_pp(k.within)}  Cross {_pp(k.cross)}  "
-                  f"D {_signed(k.d_hat)} pp  lcb95 {_signed(k.lcb95)} pp  (trajectory)"
-                  for name, k in results.trajectory.kernels.items()]
-        lines += changed_lines(results)
+        lines += [f"{name:<9} Within agreement {_pp(k.within)}%  Cross agreement "
+                  f"{_pp(k.cross)}%  D {_signed(k.d_hat)} pp  lcb95 {_signed(k.lcb95)} pp  "
+                  "(trajectory)" for name, k in results.trajectory.kernels.items()]
+    lines += [AGREEMENT, *reading_lines(results, run_dir), *changed_lines(results)]
     v = results.verdict()
     lines.append(f"Verdict: {v.label}: {v.meaning}")
     if v.small_sample:
@@ -225,7 +273,7 @@ def results_summary(record: RunResults) -> str:
                      f"{_pp(rule.value)}{note}")
     lines += decision_lines(results)
     if results.utility is not None and results.utility.em_delta is not None:
-        lines.append(f"EM change {results.utility.em_delta:+.2f} pp")
+        lines.append(f"EM change {results.utility.em_delta:+.2f} pp" + _contains(results))
     lines += [f"Warning ({w.code}): {w.message}" for w in record.warnings]
     review = record.review
     if review is not None:
@@ -233,7 +281,22 @@ def results_summary(record: RunResults) -> str:
                      f"questions reviewed; {review.regressions} regression(s), "
                      f"{review.improvements} improvement(s), {review.neutral} "
                      f"neutral, {review.unclear} unclear")
+    lines += changes
     return "\n".join(lines) + "\n"
+
+
+def run_summary(run_dir: str | Path, record: RunResults) -> str:
+    """:func:`results_summary` of a finished run, with the questions that changed most."""
+    return results_summary(record, run_change_lines(run_dir, record.analysis), run_dir)
+
+
+def _contains(results: AnalysisResult) -> str:
+    u, c = results.utility, results.comparison
+    if u is None or u.contains_delta is None:
+        return ""
+    old, new = u.states[c.old].contains, u.states[c.new].contains
+    return (f"; the answer contains a gold answer {_pp(old)}% -> {_pp(new)}% "
+            f"({u.contains_delta:+.2f} pp)")
 
 
 def _signed(x: float | None) -> str:

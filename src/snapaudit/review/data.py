@@ -6,7 +6,9 @@ thread serves the request). It turns the library's records into the JSON the pag
 every string that came from a system, a corpus or a file goes through
 :func:`snapaudit.report.untrusted.shown` (bidi and control characters written visibly, as
 the report does); the page then inserts it as text, never as HTML. Long change items carry
-a word diff of the most frequent old and new answers.
+a word diff of the most frequent old and new answers. With a
+:class:`~snapaudit.review.refresh.ResultsUpdater`, a label lock and a decision bring the run's
+``results.json`` and report up to date (on the updater's thread; the progress says how far).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from snapaudit.report.untrusted import shown
 from snapaudit.review.diff import is_long, word_diff
+from snapaudit.review.refresh import ResultsUpdater
 
 Mode = Literal["label", "change"]
 T = TypeVar("T")
@@ -50,7 +53,8 @@ def open_library_session(run_dir: Path, annotator: str, sample: int | None) -> S
 class ReviewData:
     """The JSON views of one annotator's session, in one mode."""
 
-    def __init__(self, opener: Callable[[], Session], *, mode: Mode, annotator: str) -> None:
+    def __init__(self, opener: Callable[[], Session], *, mode: Mode, annotator: str,
+                 updater: Callable[[], ResultsUpdater] | None = None) -> None:
         self.mode: Mode = mode
         self.annotator = annotator
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="snapaudit-review")
@@ -59,6 +63,7 @@ class ReviewData:
         except BaseException:
             self._pool.shutdown(wait=False)
             raise
+        self.updater = updater() if updater is not None else None  # once the session opened
 
     def _call(self, fn: Callable[[], T]) -> T:
         return self._pool.submit(fn).result()
@@ -73,9 +78,16 @@ class ReviewData:
 
     def progress(self) -> dict[str, Any]:
         p = self._call(self._session.progress)
-        return {"labelled": p.labelled, "label_total": p.label_total,
-                "labels_locked": p.labels_locked, "reviewed": p.reviewed,
-                "changed": p.changed}
+        out = {"labelled": p.labelled, "label_total": p.label_total,
+               "labels_locked": p.labels_locked, "reviewed": p.reviewed, "changed": p.changed}
+        if self.updater is not None:
+            out["results"] = self.updater.state()
+        return out
+
+    def _changed(self) -> None:
+        """The ledger now holds what the results should show: update them (soon)."""
+        if self.updater is not None:
+            self.updater.request()
 
     def save_labels(self, question_id: str, labels: Mapping[str, str]) -> dict[str, Any]:
         item = self._call(lambda: self._session.save_labels(question_id, dict(labels)))
@@ -89,19 +101,24 @@ class ReviewData:
 
     def finish_labels(self) -> dict[str, Any]:
         self._call(self._session.finish_labels)
+        self._changed()  # locked labels are a human judge of results.json
         return {"progress": self.progress()}
 
     def save_decision(self, question_id: str, decision: str, note: str,
                       shown_sha256: str) -> dict[str, Any]:
         item = self._call(lambda: self._session.save_decision(question_id, decision, note,
                                                               shown_sha256))
+        self._changed()
         return {"item": change_json(item), "progress": self.progress()}
 
     def close(self) -> None:
+        """Close the session, then let the updater finish what was asked of it."""
         try:
             self._call(self._session.close)
         finally:
             self._pool.shutdown(wait=True)
+            if self.updater is not None:
+                self.updater.close()
 
 
 def label_json(item: Any) -> dict[str, Any]:

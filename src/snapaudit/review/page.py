@@ -39,9 +39,11 @@ KEYS = (
     ("1 … 9", "label mode: put the next ungrouped answer in group n; once every answer "
             "has a group, the pair labels follow (same group: same)"),
     ("r  i  n  c", "mark the change regression / improvement / neutral / can't tell"),
-    ("Enter", "in the note field: save the note with the marked decision"),
-    ("/", "search questions and answers"),
-    ("Esc", "leave the search or note field"),
+    ("e", "change review: write a note (Enter saves it with the marked decision)"),
+    ("L  L", "blind labels: lock my labels (press twice); results.json and the report follow"),
+    ("/", "search questions and answers: Enter goes to the first match, Esc back; "
+          "either clears the search"),
+    ("Esc", "leave the note field; clear the search"),
     ("h", "show or hide these keys"),
 )
 
@@ -50,7 +52,7 @@ def page_html(token: str, mode: str, annotator: str) -> str:
     title = "blind labels" if mode == "label" else "change review"
     keys = "".join(f"<tr><td><kbd>{escape(k)}</kbd></td><td>{escape(v)}</td></tr>"
                    for k, v in KEYS)
-    finish = ('<p id="finish-row"><button id="finish" type="button">Done: lock my labels'
+    finish = ('<p id="finish-row"><button id="finish" type="button">Done: lock my labels (L)'
               "</button></p>" if mode == "label" else "")
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
@@ -64,7 +66,8 @@ def page_html(token: str, mode: str, annotator: str) -> str:
         '<div id="progress" class="verdict none">loading…</div>'
         '<input id="search" type="search" placeholder="search ( / )" aria-label="search">'
         '<button id="help-btn" type="button">keys ( h )</button>'
-        '<span id="status" role="status"></span></header>'
+        '<span id="status" role="status"></span>'
+        '<span id="results" role="status"></span></header>'
         f'<aside id="help" hidden><table>{keys}</table></aside>'
         '<div id="layout"><nav id="list" aria-label="questions"></nav>'
         '<main id="item"></main></div>'

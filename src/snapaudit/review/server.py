@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from snapaudit.errors import ConfigError
 from snapaudit.names import NAME_RULE, is_name
 from snapaudit.review.data import Mode, ReviewData, Session, open_library_session
 from snapaudit.review.handlers import HOST, ReviewServer
+from snapaudit.review.refresh import ResultsUpdater, update_results
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,13 +52,17 @@ def serve_data(data: ReviewData, port: int = 0) -> ReviewServer:
 
 
 def open_review(config: ReviewConfig,
-                opener: Callable[[Path, str, int | None], Session] = open_library_session
-                ) -> ReviewServer:
-    """The review session of ``config`` served on 127.0.0.1 (not yet serving)."""
+                opener: Callable[[Path, str, int | None], Session] = open_library_session,
+                update: Callable[[Path], object] | None = update_results) -> ReviewServer:
+    """The review session of ``config`` served on 127.0.0.1 (not yet serving). ``update``:
+    what a label lock or a decision runs on the run directory (on a thread of its own; by
+    default :func:`~snapaudit.review.refresh.update_results`: results.json and the report);
+    None for none."""
     config.check()
     mode: Mode = "label" if config.label else "change"
+    updater = None if update is None else partial(ResultsUpdater, config.run_dir, update)
     data = ReviewData(lambda: opener(config.run_dir, config.annotator, config.sample),
-                      mode=mode, annotator=config.annotator)
+                      mode=mode, annotator=config.annotator, updater=updater)
     try:
         data.items()  # what the page will ask first: refused now, before a URL is printed
     except BaseException:

@@ -9,6 +9,7 @@ evaluate is :mod:`snapaudit.run.gate_profile`.
 from __future__ import annotations
 
 from snapaudit.errors import TransportInvalid
+from snapaudit.reasons import FailureReason
 from snapaudit.run.record.protocol import AnswersConfig, Protocol
 
 __all__ = ["SERVICE_MAX_BYTES", "TESTBED_MAX_BYTES", "AnswersConfig", "max_answer_bytes",
@@ -28,8 +29,8 @@ def max_answer_bytes(protocol: Protocol) -> int:
 def validate_answer(answer: str, max_bytes: int = TESTBED_MAX_BYTES) -> None:
     """Accept any nonempty answer of at most ``max_bytes`` UTF-8 bytes; else TransportInvalid."""
     if not answer.strip():
-        raise TransportInvalid("empty_answer")
+        raise TransportInvalid(FailureReason.EMPTY_ANSWER)
     size = len(answer.encode("utf-8"))
     if size > max_bytes:
-        raise TransportInvalid("oversized_answer",
+        raise TransportInvalid(FailureReason.OVERSIZED_ANSWER,
                                detail=f"{size} bytes > answers.max_bytes = {max_bytes}")

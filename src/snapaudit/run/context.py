@@ -44,7 +44,7 @@ class RunContext:
         rate = r.rate_limit_per_s if rate_limited else None
         return RetryPolicy(r.concurrency, rate, r.max_attempts,
                            r.backoff_base_s, r.backoff_max_s, self.protocol.design.seed,
-                           r.max_retry_after_s, breaker_policy(r))
+                           r.max_retry_after_s, breaker_policy(r), self.resources.secrets)
 
     def locked(self, stage: str) -> bool:
         return any(rec.stage == stage for rec in self.chain)

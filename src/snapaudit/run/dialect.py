@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from snapaudit.judge.registry import judge_kind
 from snapaudit.run.record.protocol import Protocol
 from snapaudit.run.record.rundir import RunDir
 from snapaudit.testbed.generate.config import GeneratorConfig, OpenAIGeneratorConfig
@@ -24,7 +25,7 @@ def _slots(protocol: Protocol) -> dict[str, GeneratorConfig]:
     out: dict[str, GeneratorConfig] = {}
     if protocol.system.kind == "testbed" and protocol.generator is not None:
         out["generator"] = protocol.generator
-    if protocol.judge.kind == "llm" and protocol.judge.generator is not None:
+    if judge_kind(protocol.judge.kind).generator and protocol.judge.generator is not None:
         out["judge.generator"] = protocol.judge.generator
     return out
 

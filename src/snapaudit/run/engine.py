@@ -21,10 +21,9 @@ from snapaudit.progress import Progress
 from snapaudit.results import RunResults, write_results
 from snapaudit.run.analysis.results import run_results
 from snapaudit.run.answers import max_answer_bytes
-from snapaudit.run.bound_systems import check_systems, live_specs
+from snapaudit.run.bound_systems import CallImportsRecord, check_systems, live_specs
 from snapaudit.run.context import RunContext
 from snapaudit.run.dialect import resolve_dialects
-from snapaudit.run.execution.batch_calls import check_batch_mode
 from snapaudit.run.execution.interrupt import interruptible
 from snapaudit.run.gate_profile import check_evaluable
 from snapaudit.run.looks import look_contents, take_run_looks, used_questions
@@ -45,6 +44,7 @@ from snapaudit.run.record.protocol import (
 )
 from snapaudit.run.record.rundir import RunDir
 from snapaudit.run.stages.answer import answer_rows, answer_stage
+from snapaudit.run.stages.batch_calls import check_batch_mode
 from snapaudit.run.stages.retrieval import locked_evidence, retrieval_stage
 from snapaudit.run.stages.semantic import pair_labels, semantic_stage
 from snapaudit.run.systems import build_system, run_resources
@@ -147,7 +147,10 @@ async def _run_audit(protocol: Protocol, rd: RunDir, base: Path, progress: Progr
             initialize_run(protocol, rd, manifest, base)
         else:
             verify_run_files(rd, protocol)
-        check_systems(rd.ledger(), live_specs(protocol, base, systems))  # the code as begun
+        note = check_systems(rd.ledger(), live_specs(protocol, base, systems), base_dir=base)
+        if note is not None:  # nothing was accepted yet: the run starts again
+            progress.info(note)
+        CallImportsRecord(rd.ledger()).watch(systems)  # what calls import is bound too
         run = _open(protocol, rd, base, progress, systems)
         run.resources = resources
         planned = len(run.questions)  # the cohort; a sequential run may use a prefix

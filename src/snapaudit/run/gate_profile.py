@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from snapaudit.errors import ProtocolError
+from snapaudit.judge.registry import judge_kind
 from snapaudit.run.record.protocol import Protocol
 from snapaudit.stats.gate import GateConfig, Profile
 from snapaudit.systems.config import HttpSystemConfig
@@ -23,8 +24,8 @@ def effective_gate(protocol: Protocol) -> GateConfig:
 def check_evaluable(protocol: Protocol) -> None:
     """ProtocolError unless the run can produce every kernel the gate needs (preflight)."""
     gate = effective_gate(protocol)
-    judge = protocol.judge
-    if "semantic" in gate.kernels() and judge.kind == "none":
+    judge = judge_kind(protocol.judge.kind)
+    if "semantic" in gate.kernels() and not judge.labels:
         fix = ('[gate] profile = "exact-only" (short answers without a judge)'
                if protocol.answers.kind == "short" else
                '[judge] kind = "llm" with a [judge.generator]')
@@ -33,10 +34,12 @@ def check_evaluable(protocol: Protocol) -> None:
             "produces no pair labels, so the gate could never be evaluated. Set a judge "
             f'([judge] kind = "llm" | "rule" | "labels"), or {fix}.')
     _check_trajectory(protocol, gate)
-    if judge.kind == "rule" and protocol.answers.kind == "long":
+    if judge.short_only and protocol.answers.kind == "long":
         raise ProtocolError(
-            "the rule judge decides short answers only; answers.kind = 'long' needs "
-            '[judge] kind = "llm" (the long-form prompt) or kind = "labels".')
+            "the rule judge decides short answers and single sentences only; answers.kind = "
+            "'long' needs [judge] kind = \"llm\" (the long-form prompt) or kind = \"labels\". "
+            "One-sentence answers, offline: keep answers.kind = \"short\" with the rule judge "
+            'and [gate] profile = "long-form" (the semantic kernel alone).')
 
 
 def _check_trajectory(protocol: Protocol, gate: GateConfig) -> None:

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 
 from snapaudit.errors import IntegrityError
+from snapaudit.judge.registry import judge_kind
 from snapaudit.run.analysis.results import analysis_config
 from snapaudit.run.context import RunContext
 from snapaudit.run.record import cohort
@@ -92,7 +93,7 @@ def _look(ledger: Ledger, protocol: Protocol, questions: Sequence[cohort.Questio
 
 
 def _labels(ledger: Ledger, protocol: Protocol, keep: set[str]) -> list[PairLabel]:
-    if protocol.judge.kind == "none":
+    if not judge_kind(protocol.judge.kind).labels:
         return []
     return [lab for lab in labels_of_stage(ledger, protocol.judge.name)
             if lab.question_id in keep]

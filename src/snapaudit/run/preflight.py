@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from snapaudit.errors import BackendError, ConfigError
+from snapaudit.judge.registry import judge_kind
 from snapaudit.run.record import cohort
 from snapaudit.run.record.protocol import Protocol
 from snapaudit.systems.base import System
@@ -52,9 +53,9 @@ async def preflight(protocol: Protocol, base: Path, systems: Mapping[str, System
             await check_generator(protocol.generator, "generator", timeout)
     if "semantic" not in locked:
         judge = protocol.judge
-        if judge.kind == "llm" and judge.generator is not None:
+        if judge_kind(judge.kind).generator and judge.generator is not None:
             await check_generator(judge.generator, "judge.generator", timeout)
-        if judge.kind == "labels" and judge.labels_path is not None:
+        if judge_kind(judge.kind).from_file and judge.labels_path is not None:
             _readable(cohort.resolve(str(judge.labels_path), base), "judge.labels_path")
     if "gold" not in locked:
         _readable(cohort.resolve(protocol.gold.path, base), "gold.path")

@@ -26,17 +26,21 @@ def http(protocol: Protocol, state: str, run_dir: Path, base_dir: Path | None,
     assert isinstance(cfg, HttpSystemConfig)
     # without the run's resources an HTTP system has a pool of its own ([run] replicas)
     pools = resources if resources is not None else run_resources(protocol)
-    return HttpSystem(state, cfg, protocol.run, pools.pool_for(cfg.url))
+    return HttpSystem(state, cfg, protocol.run, pools.pool_for(cfg.url), pools.secrets)
 
 
 def python(protocol: Protocol, state: str, run_dir: Path, base_dir: Path | None,
            resources: RunResources | None) -> System:
+    """The run's states share one :class:`~snapaudit.systems.python_slots.SlotGroups`: a
+    sync target two states share is never entered twice at once."""
     from snapaudit.systems.config import PythonSystemConfig
     from snapaudit.systems.python import PythonSystem
+    from snapaudit.systems.python_slots import SlotGroups
 
     cfg = protocol.systems[state]
     assert isinstance(cfg, PythonSystemConfig)
-    return PythonSystem(state, cfg, protocol.run, base_dir)
+    groups = resources.shared("python-slots", SlotGroups) if resources is not None else None
+    return PythonSystem(state, cfg, protocol.run, base_dir, groups)
 
 
 def testbed(protocol: Protocol, state: str, run_dir: Path, base_dir: Path | None,

@@ -16,6 +16,7 @@ from snapaudit.errors import InputError
 from snapaudit.stats import agreement as agreement_mod
 from snapaudit.stats import prefetch
 from snapaudit.stats.agreement import JudgeAgreement
+from snapaudit.stats.answer_form import median_words
 from snapaudit.stats.bootstrap import Bootstrapped
 from snapaudit.stats.churn import PerQuestion, per_question
 from snapaudit.stats.cluster import Resampling, resampling
@@ -66,12 +67,19 @@ class Comparison:
     seed: int
     resampled: Resampling = field(default_factory=Resampling)
     bootstrap: str = "draws"  # the configured method: "exact" or "draws"
+    # the median words of the old and new answers (stats.answer_form; None: read from a
+    # document written before the key)
+    answer_words: float | None = None
 
     def to_json(self) -> dict[str, object]:
-        return {"old": self.old, "new": self.new, "questions": self.questions,
-                "repeats": self.repeats, "states": list(self.states),
-                "benchmark": self.benchmark, "draws": self.draws, "seed": self.seed,
-                "resampled": self.resampled.to_json(), "bootstrap": self.bootstrap}
+        out: dict[str, object] = {
+            "old": self.old, "new": self.new, "questions": self.questions,
+            "repeats": self.repeats, "states": list(self.states),
+            "benchmark": self.benchmark, "draws": self.draws, "seed": self.seed,
+            "resampled": self.resampled.to_json(), "bootstrap": self.bootstrap}
+        if self.answer_words is not None:
+            out["answer_words"] = self.answer_words
+        return out
 
 
 @dataclass(frozen=True)
@@ -220,7 +228,8 @@ def _analyze(answers: Sequence[AnswerRow], config: AnalysisConfig,
                                   for k, s in gated.items()})
     return AnalysisResult(
         Comparison(config.old, config.new, grid.n, grid.repeats, grid.states, config.benchmark,
-                   config.draws, config.seed, res, config.bootstrap),
+                   config.draws, config.seed, res, config.bootstrap,
+                   median_words(grid, (config.old, config.new))),
         stats, gate, flip, utility=util, transitions=trans, overlap=over, ladder=lad,
         judges=agree, per_question=pq, secondary=sec,
         sample=sample_check({k: v.d for k, v in {**pq, **traj_pq}.items()}, gate.rules),

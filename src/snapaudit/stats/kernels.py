@@ -45,6 +45,9 @@ class AnswerGrid:
     # the distinct answers and each cell's number among them (see ``distinct``), when known
     answer_codes: tuple[list[str], np.ndarray] | None = field(default=None, compare=False,
                                                              repr=False)
+    # the content hashes beside each cell's doc ids, when some row carries them
+    doc_hashes: Mapping[tuple[str, str], tuple[tuple[str, ...] | None, ...]] | None = field(
+        default=None, compare=False, repr=False)
 
     @classmethod
     def from_rows(cls, rows: Sequence[AnswerRow], *, path: str | None = None) -> AnswerGrid:
@@ -59,24 +62,29 @@ class AnswerGrid:
             validate_answers(rows, path=path)
             raise AssertionError("validate_answers passed a grid the column check refused")
         qids, states, repeats, order = cells
+        hashes = ([rows[i].doc_hashes for i in order]
+                  if any(r.doc_hashes is not None for r in rows) else None)
         return cls._from_cells(qids, states, repeats, [rows[i].answer for i in order],
-                               [rows[i].doc_ids for i in order])
+                               [rows[i].doc_ids for i in order], hashes_flat=hashes)
 
     @classmethod
     def _from_cells(cls, qids: list[str], states: list[str], repeats: int,
                     answers_flat: list[str], docs_flat: list[tuple[str, ...] | None],
-                    answer_codes: tuple[list[str], np.ndarray] | None = None) -> AnswerGrid:
+                    answer_codes: tuple[list[str], np.ndarray] | None = None, *,
+                    hashes_flat: list[tuple[str, ...] | None] | None = None) -> AnswerGrid:
         """The grid of every (question, state, repeat) in that order (first appearance)."""
         answers = CellMap(qids, states, repeats, answers_flat)
         docs = CellMap(qids, states, repeats, docs_flat)
+        hashes = None if hashes_flat is None else CellMap(qids, states, repeats, hashes_flat)
         return cls(tuple(sorted(qids)), tuple(sorted(states)), repeats, answers, docs,
-                   answer_codes)
+                   answer_codes, hashes)
 
     def subset(self, question_ids: Sequence[str]) -> AnswerGrid:
         """The same grid restricted to ``question_ids`` (kept in sorted order)."""
         keep = set(question_ids)
         return AnswerGrid(tuple(q for q in self.question_ids if q in keep), self.states,
-                          self.repeats, self.answers, self.doc_ids, self.answer_codes)
+                          self.repeats, self.answers, self.doc_ids, self.answer_codes,
+                          self.doc_hashes)
 
     @property
     def n(self) -> int:

@@ -1,4 +1,12 @@
-"""Utility against gold: EM, token F1 and the UNKNOWN rate, per state (gold is read last)."""
+"""Utility against gold: EM, token F1, the contains-gold match and the UNKNOWN rate, per
+state (gold is read last).
+
+EM is strict: the normalized answer equals a normalized alias. The *contains-gold* match is
+its lenient twin for answers that are sentences ("The headquarters is in Austin, Texas."
+against "Austin"): some normalized alias occurs in the normalized answer as a contiguous
+sequence of whole tokens, as DPR's ``has_answer`` (string mode) checks retrieved passages,
+on the benchmark's normalization instead of DPR's tokenizer. Every EM-match contains gold.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +27,15 @@ def exact_match(answer: str, aliases: Sequence[str], normalize: Normalizer) -> b
     """True when the normalized answer equals any normalized alias."""
     got = normalize(answer)
     return any(got == normalize(alias) for alias in aliases)
+
+
+def contains_gold(answer: str, aliases: Sequence[str], normalize: Normalizer) -> bool:
+    """True when some normalized alias is a whole-token run of the normalized answer (the
+    normalizers collapse whitespace to single spaces, so padding both with a space makes a
+    substring test exactly a token-sequence test; an alias that normalizes to nothing is
+    contained only in an answer that does too, as EM)."""
+    got = f" {normalize(answer)} "
+    return any(f" {normalize(alias)} " in got for alias in aliases)
 
 
 def token_f1(answer: str, aliases: Sequence[str], normalize: Normalizer) -> float:
@@ -56,9 +73,13 @@ class StateUtility:
     em: float
     f1: float
     unknown: float
+    contains: float | None = None  # None: read from a document written before the key
 
     def to_json(self) -> dict[str, float]:
-        return {"em": self.em, "f1": self.f1, "unknown": self.unknown}
+        out = {"em": self.em, "f1": self.f1, "unknown": self.unknown}
+        if self.contains is not None:
+            out["contains"] = self.contains
+        return out
 
 
 @dataclass(frozen=True)
@@ -68,18 +89,21 @@ class Utility:
     states: Mapping[str, StateUtility]
     em_delta: float
     f1_delta: float
+    contains_delta: float | None = None
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {s: u.to_json() for s, u in self.states.items()}
         out["em_delta"] = self.em_delta
         out["f1_delta"] = self.f1_delta
+        if self.contains_delta is not None:
+            out["contains_delta"] = self.contains_delta
         return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Utility:
         """``delta`` (the secondary bootstrap's, written into this object) is not read here."""
         states = {k: decode(StateUtility, v) for k, v in data.items()
-                  if k not in ("em_delta", "f1_delta", "delta")}
+                  if k not in ("em_delta", "f1_delta", "contains_delta", "delta")}
         return decode(cls, data, states=states)
 
 
@@ -95,13 +119,14 @@ def check_gold(grid: AnswerGrid, gold: Mapping[str, Sequence[str]]) -> None:
 
 @dataclass(frozen=True)
 class GoldCells:
-    """EM, token F1 and UNKNOWN of every (question, repeat) of one state: (n, r) arrays,
-    questions in grid order (the values of :func:`exact_match`, :func:`token_f1` and
-    :func:`is_unknown`)."""
+    """EM, token F1, UNKNOWN and contains-gold of every (question, repeat) of one state:
+    (n, r) arrays, questions in grid order (the values of :func:`exact_match`,
+    :func:`token_f1`, :func:`is_unknown` and :func:`contains_gold`)."""
 
     em: np.ndarray
     f1: np.ndarray
     unknown: np.ndarray
+    contains: np.ndarray
 
 
 def score_grid(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: Normalizer,
@@ -127,19 +152,24 @@ def score_grid(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: N
     em: list[bool] = []
     f1: list[float] = []
     unk: list[bool] = []
+    contains: list[bool] = []
     current = -1
     alias_set: set[str] = set()
+    padded: list[str] = []
     alias_tokens: list[tuple[list[str], set[str]]] = []
     which, answers = np.divmod(pairs, max(1, len(normal)))
     for i, code in zip(which.tolist(), answers.tolist(), strict=True):
         if i != current:
             current, aliases = i, [normalize(alias) for alias in lists[i]]
             alias_set = set(aliases)
+            padded = [f" {alias} " for alias in alias_set]
             alias_tokens = [(toks, set(toks)) for toks in (alias.split() for alias in aliases)]
         got = normalized[code]
         match = got in alias_set
         em.append(match)
         unk.append(got == unknown)
+        spaced = f" {got} "
+        contains.append(match or any(alias in spaced for alias in padded))
         if match and got:  # F1 1.0 against the equal alias, the most any alias gives
             f1.append(1.0)
             continue
@@ -148,8 +178,9 @@ def score_grid(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: N
         f1.append(max(_f1_sets(pred, pred_set, toks, tok_set) for toks, tok_set in alias_tokens))
     at = cell.reshape(grid.n, len(states), grid.repeats)
     em_, f1_, unk_ = np.array(em, dtype=bool), np.array(f1, dtype=np.float64), np.array(unk)
-    return {s: GoldCells(em_[at[:, i]], f1_[at[:, i]], unk_[at[:, i]].astype(bool))
-            for i, s in enumerate(states)}
+    has = np.array(contains, dtype=bool)
+    return {s: GoldCells(em_[at[:, i]], f1_[at[:, i]], unk_[at[:, i]].astype(bool),
+                         has[at[:, i]]) for i, s in enumerate(states)}
 
 
 def _unique(keys: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
@@ -177,7 +208,8 @@ def score_tables(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize:
 def utility(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: Normalizer,
             states: Sequence[str], old: str, new: str,
             cells: Mapping[str, GoldCells] | None = None) -> Utility:
-    """Per-state EM, F1 and UNKNOWN rates (``cells``: :func:`score_grid` of ``states``)."""
+    """Per-state EM, F1, UNKNOWN and contains-gold rates (``cells``: :func:`score_grid` of
+    ``states``)."""
     check_gold(grid, gold)
     if cells is None:
         cells = score_grid(grid, gold, normalize, states)
@@ -187,8 +219,11 @@ def utility(grid: AnswerGrid, gold: Mapping[str, Sequence[str]], normalize: Norm
         c = cells[state]
         f1 = _running_sum(c.f1.ravel())  # summed in question, repeat order as always
         em, unk = float(np.count_nonzero(c.em)), float(np.count_nonzero(c.unknown))
-        per[state] = StateUtility(100 * em / total, 100 * f1 / total, 100 * unk / total)
-    return Utility(per, per[new].em - per[old].em, per[new].f1 - per[old].f1)
+        has = float(np.count_nonzero(c.contains))
+        per[state] = StateUtility(100 * em / total, 100 * f1 / total, 100 * unk / total,
+                                  100 * has / total)
+    contains = (per[new].contains or 0.0) - (per[old].contains or 0.0)
+    return Utility(per, per[new].em - per[old].em, per[new].f1 - per[old].f1, contains)
 
 
 def _running_sum(values: np.ndarray) -> float:

@@ -6,6 +6,11 @@ Reported: mean overlap (a fraction in [0, 1]) and the mean of ``shared`` (docume
 out of k: the study's unit, "1.19 of 8 documents"), zero-overlap rate (percent), identical-set
 count, histogram of ``shared``, mean overlap of flips vs the rest, and per histogram bin a
 two-sided Fisher exact test of flip vs rest x in bin vs not.
+
+When the answers carry content hashes beside their doc ids (``doc_hashes``), a document kept
+under the same id whose hash differs between old and new is *changed*: ``changed`` counts the
+questions with one (of those whose first repeats carry hashes in both states), ``changed_docs``
+is the mean number of such documents per question. Overlap itself stays a matter of ids.
 """
 
 from __future__ import annotations
@@ -46,14 +51,22 @@ class Overlap:
     rest_mean: float | None
     fisher: tuple[FisherBin, ...]
     mean_docs: float = 0.0   # mean of ``shared``: documents in common, out of k
+    # questions keeping a document id whose content hash changed, and the mean number of such
+    # documents per question (None: no question has content hashes in both states)
+    changed: int | None = None
+    changed_docs: float | None = None
 
     def to_json(self) -> dict[str, object]:
-        return {"k": self.k, "questions": self.questions, "mean": self.mean,
-                "mean_docs": self.mean_docs,
-                "zero_rate": self.zero_rate, "identical": self.identical,
-                "histogram": {str(s): c for s, c in sorted(self.histogram.items())},
-                "flips_mean": self.flips_mean, "rest_mean": self.rest_mean,
-                "fisher": [f.to_json() for f in self.fisher]}
+        out: dict[str, object] = {
+            "k": self.k, "questions": self.questions, "mean": self.mean,
+            "mean_docs": self.mean_docs,
+            "zero_rate": self.zero_rate, "identical": self.identical,
+            "histogram": {str(s): c for s, c in sorted(self.histogram.items())},
+            "flips_mean": self.flips_mean, "rest_mean": self.rest_mean,
+            "fisher": [f.to_json() for f in self.fisher]}
+        if self.changed is not None:  # written only where content hashes were recorded
+            out.update(changed=self.changed, changed_docs=self.changed_docs)
+        return out
 
 
 def has_doc_ids(grid: AnswerGrid, old: str, new: str) -> bool:
@@ -70,8 +83,30 @@ def first_doc_ids(grid: AnswerGrid, state: str) -> list[tuple[str, ...] | None]:
     return [docs[(q, state)][0] for q in grid.question_ids]
 
 
+def first_doc_hashes(grid: AnswerGrid, state: str) -> list[tuple[str, ...] | None]:
+    """The first repeat's content hashes of ``state`` for every question (None: not known)."""
+    hashes = grid.doc_hashes
+    if hashes is None:
+        return [None] * grid.n
+    if isinstance(hashes, CellMap):
+        column: list[tuple[str, ...] | None] = hashes.column(grid.question_ids, state, 1)
+        return column
+    return [hashes[(q, state)][0] for q in grid.question_ids]
+
+
 def shared_ids(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:
     return len(set(a) & set(b)), max(len(a), len(b))
+
+
+def changed_ids(ids_a: Sequence[str], hashes_a: Sequence[str] | None, ids_b: Sequence[str],
+                hashes_b: Sequence[str] | None) -> list[str] | None:
+    """The ids of ``ids_a`` (in its order) kept in ``ids_b`` whose content hash differs;
+    None when either side has no hashes, one per id (nothing can be told)."""
+    if hashes_a is None or hashes_b is None or len(hashes_a) != len(ids_a) \
+            or len(hashes_b) != len(ids_b):
+        return None
+    new = dict(zip(ids_b, hashes_b, strict=True))
+    return [d for d, h in zip(ids_a, hashes_a, strict=True) if d in new and new[d] != h]
 
 
 def overlap(grid: AnswerGrid, old: str, new: str, flip_ids: Sequence[str]) -> Overlap:
@@ -96,10 +131,26 @@ def overlap(grid: AnswerGrid, old: str, new: str, flip_ids: Sequence[str]) -> Ov
     for s in shared:
         hist[s] = hist.get(s, 0) + 1
     is_flip = [q in flipped for q in grid.question_ids]
+    changed, changed_docs = _changed(grid, old, new)
     return Overlap(k_max, grid.n, sum(frac) / grid.n, 100 * sum(f == 0 for f in frac) / grid.n,
                    identical, hist, _mean([f for f, x in zip(frac, is_flip, strict=True) if x]),
                    _mean([f for f, x in zip(frac, is_flip, strict=True) if not x]),
-                   _fisher(shared, is_flip, sorted(hist)), sum(shared) / grid.n)
+                   _fisher(shared, is_flip, sorted(hist)), sum(shared) / grid.n,
+                   changed, changed_docs)
+
+
+def _changed(grid: AnswerGrid, old: str, new: str) -> tuple[int | None, float | None]:
+    """(questions with a changed document, mean changed documents per question) over the
+    questions whose first repeats carry content hashes in both states."""
+    if grid.doc_hashes is None:
+        return None, None
+    counts = [changed_ids(a or (), ha, b or (), hb) for a, ha, b, hb in zip(
+        first_doc_ids(grid, old), first_doc_hashes(grid, old), first_doc_ids(grid, new),
+        first_doc_hashes(grid, new), strict=True)]
+    known = [len(c) for c in counts if c is not None]
+    if not known:
+        return None, None
+    return sum(n > 0 for n in known), sum(known) / len(known)
 
 
 def _mean(values: Sequence[float]) -> float | None:

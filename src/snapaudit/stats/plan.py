@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 
 import numpy as np
@@ -52,22 +52,29 @@ class Pilot:
     design_effect: Mapping[str, float] | None = None
     clusters: int | None = None
     mean_cluster_size: float | None = None
+    # the per-question D_i themselves (fractions; the sequential plan resamples them) and
+    # the pilot's states (answer calls per question = states x repeats), when known
+    values: Mapping[str, np.ndarray] | None = field(default=None, repr=False, compare=False)
+    states: int | None = None
 
     def deff(self, kernel: str) -> float:
         return (self.design_effect or {}).get(kernel, 1.0)
 
 
 def pilot_from_values(values: Mapping[str, np.ndarray], repeats: int,
-                      source: str | None = None, groups: np.ndarray | None = None) -> Pilot:
+                      source: str | None = None, groups: np.ndarray | None = None,
+                      states: int | None = None) -> Pilot:
     """A pilot from per-question D_i (fractions) of each kernel; ``groups`` (each question's
-    cluster index) adds the ICC and design effect per kernel."""
+    cluster index) adds the ICC and design effect per kernel; ``states``: the pilot's."""
     sizes = {len(v) for v in values.values()}
     if len(sizes) != 1 or min(sizes) < 2:
         raise InputError("a pilot needs the same number (>= 2) of per-question values "
                          "for every kernel")
     pilot = Pilot(sizes.pop(), repeats,
                   {k: 100 * float(np.mean(v)) for k, v in values.items()},
-                  {k: 100 * float(np.std(v, ddof=1)) for k, v in values.items()}, source)
+                  {k: 100 * float(np.std(v, ddof=1)) for k, v in values.items()}, source,
+                  values={k: np.asarray(v, dtype=np.float64) for k, v in values.items()},
+                  states=states)
     if groups is None:
         return pilot
     from snapaudit.stats.cluster import design_effect, icc_anova

@@ -12,10 +12,12 @@ evidence back in :attr:`AnswerCall.evidence`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from snapaudit.errors import TransportInvalid
+from snapaudit.hashing import sha256_text
 from snapaudit.systems.failure import R
 from snapaudit.tables.records import Step
 from snapaudit.tables.steps import StepsError, parse_steps
@@ -49,15 +51,32 @@ class AnswerCall:
 
 @dataclass(frozen=True, slots=True)
 class AnswerOutcome:
-    """A successful attempt: an answer the engine will validate and accept."""
+    """A successful attempt: an answer the engine will validate and accept. ``doc_hashes``:
+    the SHA-256 of each document's text of ``doc_ids`` (same order), when the system gave the
+    texts; recorded with the evidence so that a document whose text changed under the same
+    id is told apart (the texts themselves are never stored)."""
 
     answer: str
     doc_ids: tuple[str, ...] | None = None
     usage: dict[str, int] = field(default_factory=dict)
     latency_s: float = 0.0
     meta: dict[str, Any] = field(default_factory=dict)
+    doc_hashes: tuple[str, ...] | None = None
     # the trajectory behind the answer (snapaudit.tables.steps), when the system reports one
     steps: tuple[Step, ...] | None = None
+
+
+def text_hashes(doc_ids: Sequence[Any] | None, texts: Any) -> tuple[str, ...] | None:
+    """The SHA-256 of each document text a system returned beside its ``doc_ids`` (None
+    when it returned none); TransportInvalid("schema") unless they are strings, one per id."""
+    if texts is None:
+        return None
+    if not isinstance(texts, list | tuple) or not all(isinstance(t, str) for t in texts):
+        raise TransportInvalid(R.SCHEMA, detail="'doc_texts' must be a list of strings")
+    if doc_ids is None or len(texts) != len(doc_ids):
+        raise TransportInvalid(R.SCHEMA, detail=f"'doc_texts' holds {len(texts)} text(s) for "
+                               f"{len(doc_ids or ())} doc id(s): give one text per id")
+    return tuple(sha256_text(t) for t in texts)
 
 
 def reply_steps(value: Any) -> tuple[Step, ...] | None:

@@ -25,7 +25,7 @@ from typing import Any
 import aiohttp
 
 from snapaudit.errors import TransportInvalid
-from snapaudit.systems.failure import R
+from snapaudit.systems.failure import FailureReason, R
 
 DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 MAX_JSON_DEPTH = 128
@@ -137,7 +137,7 @@ def json_depth_exceeds(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
     return False
 
 
-def parse_json(raw: bytes | str, reason: str = R.MALFORMED_BODY) -> Any:
+def parse_json(raw: bytes | str, reason: FailureReason = R.MALFORMED_BODY) -> Any:
     """Decode a service's JSON body; TransportInvalid(``reason``) for anything unusable.
 
     The detail says what is wrong, never what the body says (see

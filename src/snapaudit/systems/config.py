@@ -25,11 +25,11 @@ class AuthConfig(Frozen):
     prefix: str = "Bearer "
 
 
-# the trajectory keys of an HTTP system: written only when set, so a protocol without them
-# keeps its hash
-_STEP_DEFAULTS: dict[str, Any] = {"steps_path": None, "step_tool": "tool",
-                                  "step_input": "input", "step_doc_ids": "doc_ids",
-                                  "step_output": "output"}
+# the optional keys of an HTTP system (document texts, the trajectory): written only when
+# set, so a protocol without them keeps its hash
+_UNSET_DEFAULTS: dict[str, Any] = {"doc_texts_path": None, "steps_path": None,
+                                   "step_tool": "tool", "step_input": "input",
+                                   "step_doc_ids": "doc_ids", "step_output": "output"}
 
 
 class HttpSystemConfig(Frozen):
@@ -40,6 +40,9 @@ class HttpSystemConfig(Frozen):
     doc_ids_path: str | None = "doc_ids"
     headers: dict[str, str] = Field(default_factory=dict)
     auth: AuthConfig | None = None
+    # dotted path to the retrieved documents' texts (one per id): kept as their SHA-256, so
+    # a document whose text changed under the same id is reported as changed
+    doc_texts_path: str | None = None
     # the reply's list of steps (an agent's trajectory), and each step's fields within it
     steps_path: str | None = None
     step_tool: str = "tool"
@@ -48,10 +51,12 @@ class HttpSystemConfig(Frozen):
     step_output: str | None = "output"
 
     @model_serializer(mode="wrap")
-    def _drop_step_defaults(self, handler: SerializerFunctionWrapHandler) -> Any:
+    def _drop_unset(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """``doc_texts_path`` and the step keys are written only when set: protocols without
+        them keep their hashes."""
         data = handler(self)
         if isinstance(data, dict):
-            for key, default in _STEP_DEFAULTS.items():
+            for key, default in _UNSET_DEFAULTS.items():
                 if key in data and data[key] == default:
                     data.pop(key)
         return data
@@ -80,7 +85,8 @@ class PythonSystemConfig(Frozen):
 
     target: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")  # "pkg.module:function"
     kwargs: dict[str, Any] = Field(default_factory=dict)
-    # a folder put first on sys.path before importing the target (relative to the protocol)
+    # a folder put first on sys.path while the target's code runs (its import, setup, each
+    # call) and removed after (relative to the protocol): snapaudit.systems.python_call
     python_path: str | None = None
     # index and model files (or folders) the answers depend on, relative to the protocol:
     # their sizes and SHA-256 are bound into the system's spec (snapaudit.systems.python_code)
@@ -90,7 +96,8 @@ class PythonSystemConfig(Frozen):
     # target as the keyword ``resources``; its module is bound into the spec like the target's
     setup: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
     # calls of this state at once; None: [run] concurrency for an async or thread-safe
-    # target, 1 for a sync one (one model object called from two threads can crash)
+    # target, 1 for a sync one (one model object called from two threads can crash); a sync
+    # target's slots are shared by the states sharing its function or modules (python_slots)
     max_concurrency: int | None = Field(default=None, ge=1, le=4096)
     thread_safe: bool = False
     # "process": a pool of max_concurrency worker processes (snapaudit.systems.workers): a

@@ -22,10 +22,10 @@ import time
 from typing import Any
 
 from snapaudit.errors import ConfigError, TransportInvalid
-from snapaudit.systems.base import AnswerCall, AnswerOutcome, reply_steps
+from snapaudit.systems.base import AnswerCall, AnswerOutcome, reply_steps, text_hashes
 from snapaudit.systems.config import HttpSystemConfig, RunConfig
 from snapaudit.systems.failure import R
-from snapaudit.systems.redact import register_secret
+from snapaudit.systems.redact import Secrets
 from snapaudit.systems.replicas import ReplicaPool, call_replica
 from snapaudit.systems.transport import HttpEndpoint
 from snapaudit.tables.records import Step
@@ -75,20 +75,23 @@ class HttpSystem:
     """One state's endpoint."""
 
     def __init__(self, state: str, config: HttpSystemConfig, run: RunConfig,
-                 pool: ReplicaPool | None = None):
+                 pool: ReplicaPool | None = None, secrets: Secrets | None = None):
         self.state = state
         self.config = config
         self.accepts_evidence = takes_evidence(config.body_template)
+        # the run's secrets (its auth token is added when first read), else its own
+        self.secrets = secrets if secrets is not None else Secrets()
         self.endpoint = HttpEndpoint(config.url, concurrency=run.concurrency,
                                      timeout_s=run.timeout_s,
                                      rate_limit_per_s=run.rate_limit_per_s,
-                                     max_response_bytes=run.max_response_bytes)
+                                     max_response_bytes=run.max_response_bytes,
+                                     secrets=self.secrets)
         # the run's pool of this endpoint ([run] replicas: other URLs serving it), else its own
         self.pool = pool if pool is not None else ReplicaPool([config.url])
         self._replicas = {url: self.endpoint if url == config.url else HttpEndpoint(
             url, concurrency=run.concurrency, timeout_s=run.timeout_s,
-            rate_limit_per_s=run.rate_limit_per_s, max_response_bytes=run.max_response_bytes)
-            for url in self.pool.urls}
+            rate_limit_per_s=run.rate_limit_per_s, max_response_bytes=run.max_response_bytes,
+            secrets=self.secrets) for url in self.pool.urls}
 
     def spec(self) -> dict[str, Any]:
         data: dict[str, Any] = self.config.model_dump(mode="json")
@@ -103,7 +106,7 @@ class HttpSystem:
             if not secret:
                 raise ConfigError(f"environment variable {auth.env} (systems.{self.state}.auth."
                                   "env) is not set")
-            register_secret(secret)
+            self.secrets.add(secret)
             headers[auth.header] = auth.prefix + secret
         return headers
 
@@ -125,8 +128,12 @@ class HttpSystem:
         answer = lookup(reply, self.config.answer_path)
         if not isinstance(answer, str):
             raise TransportInvalid(R.SCHEMA, detail=f"no string at '{self.config.answer_path}'")
-        return AnswerOutcome(answer=answer, doc_ids=self._doc_ids(reply), latency_s=latency,
+        ids = self._doc_ids(reply)
+        texts = (None if self.config.doc_texts_path is None
+                 else lookup(reply, self.config.doc_texts_path))
+        return AnswerOutcome(answer=answer, doc_ids=ids, latency_s=latency,
                              meta={"replica": replica} if replica else {},
+                             doc_hashes=text_hashes(ids, None if texts is _MISSING else texts),
                              steps=self._steps(reply))
 
     def _steps(self, reply: Any) -> tuple[Step, ...] | None:

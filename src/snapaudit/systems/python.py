@@ -6,9 +6,10 @@ when a ``setup`` is configured). How its calls run is the state's execution sett
 ``max_concurrency`` calls at once (1 for a sync target unless ``thread_safe``), in threads
 and on the event loop (``isolation = "thread"``: :mod:`snapaudit.systems.python_threads`) or
 in worker processes (``"process"``: :mod:`snapaudit.systems.workers`). It returns the
-answer as a string or a mapping ``{"answer": str, "doc_ids"?: [str, ...], "meta"?: {...},
-"steps"?: [{"tool", "input", "doc_ids", "output"?}, ...]}`` (an agent's trajectory,
-:mod:`snapaudit.tables.steps`).
+answer as a string or a mapping ``{"answer": str, "doc_ids"?: [str, ...], "doc_texts"?:
+[str, ...], "meta"?: {...}, "steps"?: [{"tool", "input", "doc_ids", "output"?}, ...]}``
+(``doc_texts``: each document's text, hashed into the evidence and never stored; ``steps``:
+an agent's trajectory, :mod:`snapaudit.tables.steps`).
 Any exception it raises is one transport-invalid attempt whose reason names the exception's
 type and message (its redacted traceback, at most 4 KB of the innermost frames, is kept in
 the attempt's meta); the engine retries it under the same policy as an HTTP failure.
@@ -19,6 +20,14 @@ comes from one; the local modules they import and the installed distributions th
 (``imports``), and the ``bind_files`` (``files``): :mod:`snapaudit.systems.python_code`.
 :func:`python_spec` is that spec without building the system (a finished run checks its
 code cheaply; ``setup`` is imported, never run). The execution settings are not in it.
+What the calls import later (a helper imported inside a function) is reported after the
+call that imported it to :attr:`PythonSystem.on_imports` (the run records it durably before
+the answer is accepted, :mod:`snapaudit.run.bound_systems`).
+
+A sync target in ``isolation = "thread"`` shares its slots with every state whose target
+shares its function or modules (:mod:`snapaudit.systems.python_slots`). A target that
+raises a :class:`~snapaudit.errors.ConfigError` (an adapter's ``DocIdError``: a document
+without a stable id) stops the stage at once: retrying cannot fix it.
 """
 
 from __future__ import annotations
@@ -29,18 +38,29 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from snapaudit.errors import TransportInvalid
+from snapaudit.errors import ConfigError, TransportInvalid
 from snapaudit.hashing import sha256_file
-from snapaudit.systems.base import AnswerCall, AnswerOutcome, reply_steps
+from snapaudit.systems.base import AnswerCall, AnswerOutcome, reply_steps, text_hashes
 from snapaudit.systems.config import PythonSystemConfig, RunConfig
 from snapaudit.systems.failure import R
 from snapaudit.systems.loop_watch import BLOCKED_S
 from snapaudit.systems.python_call import TRACEBACK_CHARS as TRACEBACK_CHARS
-from snapaudit.systems.python_call import PythonCall, Returned, load_target
+from snapaudit.systems.python_call import ModuleWatch, PythonCall, Returned, load_target
 from snapaudit.systems.python_call import traceback_tail as traceback_tail
-from snapaudit.systems.python_code import bound_files, imported_code, target_roots
-from snapaudit.systems.python_threads import AsyncCalls, SetupOnce, ThreadSlots, blocking_fix
+from snapaudit.systems.python_code import (
+    CallImports,
+    bound_files,
+    imported_code,
+    local_modules,
+    target_roots,
+)
+from snapaudit.systems.python_slots import SlotGroups
+from snapaudit.systems.python_threads import AsyncCalls, SetupOnce, SyncCalls, blocking_fix
 from snapaudit.systems.workers import WorkerPool, WorkerSpec
+
+# (state, what a call imported that the spec does not hold) -> None; called before the
+# call's outcome is returned (the run records it durably)
+ImportsHook = Callable[[str, dict[str, dict[str, Any]]], None]
 
 __all__ = ["PythonCall", "PythonSystem", "code_identity", "load_target", "python_spec",
            "to_outcome", "traceback_tail"]
@@ -91,11 +111,11 @@ def to_outcome(value: Any, latency_s: float) -> AnswerOutcome:
     if not isinstance(value, Mapping):
         raise TransportInvalid(R.SCHEMA, detail="the callable must return a str or a mapping "
                                f"with 'answer', got {type(value).__name__}")
-    extra = set(value) - {"answer", "doc_ids", "meta", "steps"}
+    extra = set(value) - {"answer", "doc_ids", "doc_texts", "meta", "steps"}
     answer = value.get("answer")
     if not isinstance(answer, str) or extra:
-        raise TransportInvalid(R.SCHEMA, detail="expected {answer: str, doc_ids?, meta?, "
-                               f"steps?}}, got keys {sorted(map(str, value))}")
+        raise TransportInvalid(R.SCHEMA, detail="expected {answer: str, doc_ids?, doc_texts?, "
+                               f"meta?, steps?}}, got keys {sorted(map(str, value))}")
     ids = value.get("doc_ids")
     if ids is not None and (not isinstance(ids, list | tuple)
                             or not all(isinstance(d, str | int) for d in ids)):
@@ -106,6 +126,7 @@ def to_outcome(value: Any, latency_s: float) -> AnswerOutcome:
     return AnswerOutcome(answer=answer,
                          doc_ids=tuple(str(d) for d in ids) if ids is not None else None,
                          latency_s=latency_s, meta={str(k): v for k, v in meta.items()},
+                         doc_hashes=text_hashes(ids, value.get("doc_texts")),
                          steps=reply_steps(value.get("steps")))
 
 
@@ -139,11 +160,19 @@ def python_spec(config: PythonSystemConfig, base_dir: Path | None) -> dict[str, 
     return spec
 
 
+def _roots(config: PythonSystemConfig, base_dir: Path | None) -> list[Path]:
+    folders = [p for p in (base_dir, search_path(config, base_dir)) if p is not None]
+    names = [t.partition(":")[0] for t in (config.target, config.setup) if t]
+    return list(dict.fromkeys(r for n in names for r in target_roots(n, folders)))
+
+
 class PythonSystem:
-    """One state's Python callable, run as its execution settings say."""
+    """One state's Python callable, run as its execution settings say. ``slot_groups``: the
+    run's (states sharing a sync target share its slots); without it the state has its
+    own."""
 
     def __init__(self, state: str, config: PythonSystemConfig, run: RunConfig,
-                 base_dir: Path | None = None):
+                 base_dir: Path | None = None, slot_groups: SlotGroups | None = None):
         self.state = state
         self.config = config
         self._base_dir = base_dir
@@ -155,16 +184,28 @@ class PythonSystem:
         is_async = inspect.iscoroutinefunction(fn)
         self.accepts_evidence = accepts_evidence(fn)
         self.slots = config.slots(run.concurrency, is_async)
-        self._calls: AsyncCalls | ThreadSlots | WorkerPool
+        roots = _roots(config, base_dir)
+        self.imports = CallImports(roots, base_dir)
+        self.on_imports: ImportsHook | None = None
+        self._watch: ModuleWatch | None = None  # made at the first call
+        self._calls: AsyncCalls | SyncCalls | WorkerPool
+        setup = SetupOnce(config.setup, search, state, config.kwargs)
         if config.isolation == "process":
             self._calls = WorkerPool(WorkerSpec(config.target, config.setup,
                                                 str(search) if search else None,
                                                 dict(config.kwargs), state),
                                      self.slots, run.timeout_s)
+        elif is_async:
+            self._calls = AsyncCalls(fn, setup, self.slots, run.timeout_s, state, search)
         else:
-            setup = SetupOnce(config.setup, search, state, config.kwargs)
-            kind = AsyncCalls if is_async else ThreadSlots
-            self._calls = kind(fn, setup, self.slots, run.timeout_s, state)
+            groups = slot_groups if slot_groups is not None else SlotGroups()
+            module = config.target.partition(":")[0]
+            shares = [("function", id(fn)),
+                      *(("module", m) for m in [module, *local_modules(module, roots)])]
+            groups.join(state, shares, self.slots, config.thread_safe)
+            self._calls = SyncCalls(fn, setup, search,
+                                    lambda: groups.slots(state, run.timeout_s),
+                                    lambda: groups.close(state))
 
     def spec(self) -> dict[str, Any]:
         if self._spec is None:  # once: bind_files may be large
@@ -175,9 +216,16 @@ class PythonSystem:
         extra: dict[str, Any] = {}
         if call.evidence is not None and self.accepts_evidence:  # snapaudit attribute's
             extra["evidence"] = call.evidence.documents
+        if self._watch is None:
+            self._watch = ModuleWatch()
         returned = await self._calls.call(PythonCall(
             call.question, call.question_id, call.state, call.repeat, call.seed, call.attempt),
             extra)
+        gained = returned.modules if self.config.isolation == "process" \
+            else self._watch.gained()
+        new = self.imports.observe(gained) if gained else {}
+        if new and self.on_imports is not None:
+            self.on_imports(self.state, new)
         return outcome_of(returned, self.state)
 
     async def aclose(self) -> None:
@@ -188,6 +236,9 @@ def outcome_of(returned: Returned, state: str) -> AnswerOutcome:
     """An attempt's outcome from what the call gave (TransportInvalid for a raised exception
     or a malformed value); a call that blocked the loop is accepted with a warning in the
     attempt's meta."""
+    if returned.config_error:
+        raise ConfigError(f"state {state}: the target raised {returned.error} (a configuration "
+                          "error: not retried; fix it and run again)")
     if returned.error is not None:
         raise TransportInvalid(R.EXCEPTION, detail=returned.error, traceback=returned.traceback)
     out = to_outcome(returned.value, returned.latency_s)

@@ -4,6 +4,10 @@ worker process (:mod:`snapaudit.systems.workers`): what the target receives
 (:func:`run_setup`), and what came back (:class:`Returned`: the value, or the exception as
 text and a redacted traceback, and the latency measured around the target call itself).
 
+``python_path`` is on ``sys.path`` only while the target's code runs (:func:`import_path`:
+its import, its ``setup``, each call, so a sibling module it imports lazily at call time is
+found) and removed after: a run leaves ``sys.path`` as it found it.
+
 Standard library only (and :mod:`snapaudit.errors`, :mod:`snapaudit.systems.redact`): a
 worker process imports this and the user's code, nothing else of snapaudit.
 """
@@ -11,12 +15,14 @@ worker process imports this and the user's code, nothing else of snapaudit.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import inspect
 import sys
+import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,17 +54,57 @@ class Returned:
     error: str | None = None
     traceback: str = ""
     blocked_s: float = 0.0
+    config_error: bool = False  # the target raised a snapaudit ConfigError (e.g. DocIdError)
+    modules: tuple[tuple[str, str], ...] = ()  # a worker's: modules gained, with their files
+
+
+class _ImportPath:
+    """Folders put first on ``sys.path`` while some target code runs, counted per folder, so
+    that overlapping calls (threads, tasks) share one entry and the last one out removes it.
+    A folder already on ``sys.path`` is left alone."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users: dict[str, int] = {}
+
+    @contextlib.contextmanager
+    def scope(self, folder: Path | None) -> Iterator[None]:
+        if folder is None:
+            yield
+            return
+        entry = str(folder)
+        with self._lock:
+            if entry in self._users:
+                self._users[entry] += 1
+            elif entry not in sys.path:
+                sys.path.insert(0, entry)
+                self._users[entry] = 1
+            else:
+                entry = ""  # the program's own entry: not ours to remove
+        try:
+            yield
+        finally:
+            if entry:
+                with self._lock:
+                    self._users[entry] -= 1
+                    if not self._users[entry]:
+                        del self._users[entry]
+                        with contextlib.suppress(ValueError):  # someone removed it meanwhile
+                            sys.path.remove(entry)
+
+
+import_path = _ImportPath().scope
 
 
 def load_target(target: str, search_path: Path | None = None) -> Callable[..., Any]:
-    """Import ``package.module:function`` (ConfigError naming the problem)."""
+    """Import ``package.module:function`` (ConfigError naming the problem), with
+    ``search_path`` on ``sys.path`` during the import only."""
     module_name, sep, attr = target.partition(":")
     if not sep or not module_name or not attr:
         raise ConfigError(f"python target {target!r}: expected 'package.module:function'")
-    if search_path is not None and str(search_path) not in sys.path:
-        sys.path.insert(0, str(search_path))
     try:
-        module = importlib.import_module(module_name)
+        with import_path(search_path):
+            module = importlib.import_module(module_name)
     except Exception as exc:  # any import-time failure of user code is a config problem
         raise ConfigError(f"python target {target!r}: cannot import {module_name!r}: "
                           f"{type(exc).__name__}: {exc}") from None
@@ -70,6 +116,23 @@ def load_target(target: str, search_path: Path | None = None) -> Callable[..., A
     if not callable(obj):
         raise ConfigError(f"python target {target!r} is not callable")
     return obj  # type: ignore[no-any-return]
+
+
+class ModuleWatch:
+    """The modules ``sys.modules`` gained since the last look, with their files (the local
+    modules a target imports at call time are bound like those it imports at import time)."""
+
+    def __init__(self) -> None:
+        self._known = set(sys.modules.copy())
+
+    def gained(self) -> tuple[tuple[str, str], ...]:
+        """``(name, file)`` of each module imported since the last look (cheap when none)."""
+        if len(sys.modules) == len(self._known):
+            return ()
+        now = set(sys.modules.copy())  # a copy: another thread may import meanwhile
+        new, self._known = now - self._known, now
+        files = ((name, getattr(sys.modules.get(name), "__file__", None)) for name in new)
+        return tuple(sorted((n, f) for n, f in files if isinstance(f, str)))
 
 
 TRACEBACK_CHARS = 4096
@@ -91,26 +154,35 @@ def exception_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
 
 
-def call_sync(fn: Callable[..., Any], call: PythonCall, kwargs: Mapping[str, Any]) -> Returned:
-    """One call of a sync target (in a thread or a worker process)."""
+def _raised(exc: Exception, start: float) -> Returned:
+    """What a raising call gave: one retryable attempt, unless the target raised a
+    ConfigError (a stable id missing, an extra not installed): retrying cannot fix that."""
+    return Returned(latency_s=time.monotonic() - start, error=exception_text(exc),
+                    traceback=traceback_tail(exc), config_error=isinstance(exc, ConfigError))
+
+
+def call_sync(fn: Callable[..., Any], call: PythonCall, kwargs: Mapping[str, Any],
+              search: Path | None = None) -> Returned:
+    """One call of a sync target (in a thread or a worker process), ``search`` on the import
+    path while it runs."""
     start = time.monotonic()
     try:
-        value = fn(call, **kwargs)
-    except Exception as exc:  # the pipeline's own failure: one retryable attempt
-        return Returned(latency_s=time.monotonic() - start, error=exception_text(exc),
-                        traceback=traceback_tail(exc))
+        with import_path(search):
+            value = fn(call, **kwargs)
+    except Exception as exc:  # the pipeline's own failure
+        return _raised(exc, start)
     return Returned(value, time.monotonic() - start)
 
 
-async def call_async(fn: Callable[..., Any], call: PythonCall,
-                     kwargs: Mapping[str, Any]) -> Returned:
+async def call_async(fn: Callable[..., Any], call: PythonCall, kwargs: Mapping[str, Any],
+                     search: Path | None = None) -> Returned:
     """One call of an async target; the clock starts when its coroutine first runs."""
     start = time.monotonic()
     try:
-        value = await fn(call, **kwargs)
-    except Exception as exc:  # the pipeline's own failure: one retryable attempt
-        return Returned(latency_s=time.monotonic() - start, error=exception_text(exc),
-                        traceback=traceback_tail(exc))
+        with import_path(search):
+            value = await fn(call, **kwargs)
+    except Exception as exc:  # the pipeline's own failure
+        return _raised(exc, start)
     return Returned(value, time.monotonic() - start)
 
 
@@ -124,9 +196,10 @@ def run_setup(setup: str, search_path: Path | None, state: str) -> Any:
     Not for a thread with a running event loop (:func:`arun_setup` is)."""
     fn = load_target(setup, search_path)
     try:
-        value = fn()
-        if inspect.isawaitable(value):
-            value = asyncio.run(_awaited(value))
+        with import_path(search_path):
+            value = fn()
+            if inspect.isawaitable(value):
+                value = asyncio.run(_awaited(value))
     except Exception as exc:  # the user's setup failing: a configuration problem
         raise setup_failed(setup, state, exception_text(exc)) from None
     return value
@@ -137,10 +210,11 @@ async def arun_setup(setup: str, search_path: Path | None, state: str) -> Any:
     must not block the loop), an async one is awaited."""
     fn = load_target(setup, search_path)
     try:
-        if inspect.iscoroutinefunction(fn):
-            return await fn()
-        value = await asyncio.to_thread(fn)
-        return await _awaited(value) if inspect.isawaitable(value) else value
+        with import_path(search_path):
+            if inspect.iscoroutinefunction(fn):
+                return await fn()
+            value = await asyncio.to_thread(fn)
+            return await _awaited(value) if inspect.isawaitable(value) else value
     except Exception as exc:  # the user's setup failing: a configuration problem
         raise setup_failed(setup, state, exception_text(exc)) from None
 

@@ -1,18 +1,22 @@
-"""``isolation = "thread"``: a Python system's calls in this process, at most ``slots`` at
-once (``max_concurrency``; 1 for a sync target that is not ``thread_safe``).
+"""``isolation = "thread"``: a Python system's calls in this process.
 
-* **Sync targets** (:class:`ThreadSlots`) run in a thread each. The timeout counts from the
-  call's start in its slot (waiting for a slot does not count). A Python thread cannot be
-  stopped: a call past its timeout is *abandoned*: the attempt fails (its detail says how
-  many abandoned calls still run) and the call keeps its slot until it really returns, so the
-  target is never called more often at once than ``slots``. A retry of a cell waits for its
-  abandoned attempt to return (at most one more ``timeout_s``; after that the retry fails
-  without a call). When every slot has been held by an abandoned call for another
-  ``timeout_s``, the stage stops (:class:`~snapaudit.errors.BackendError`) and says to use
-  ``isolation = "process"``, where a hanging call's worker is killed.
-* **Async targets** (:class:`AsyncCalls`) run on the event loop, watched by a
-  :class:`~snapaudit.systems.loop_watch.LoopWatch`: a call that held the loop past its
-  timeout fails as a timeout (a blocked loop cannot fire one), naming the fix.
+* **Sync targets** (:class:`ThreadSlots`) run in a thread each, in at most ``slots`` at once.
+  The slots belong to the callable, not to the state: every state whose target is the same
+  function, lives in the same module or reaches a local module another one reaches shares
+  one :class:`ThreadSlots` (:mod:`snapaudit.systems.python_slots`), so a model two states
+  share is never entered twice at once unless the target says ``thread_safe``. The timeout
+  counts from the call's start in its slot (waiting for a slot does not count). A Python
+  thread cannot be stopped: a call past its timeout is *abandoned*: the attempt fails (its
+  detail says how many abandoned calls still run) and the call keeps its slot until it
+  really returns, so the target is never called more often at once than ``slots``. A retry
+  of a cell waits for its abandoned attempt to return (at most one more ``timeout_s``; after
+  that the retry fails without a call). When every slot has been held by an abandoned call
+  for another ``timeout_s``, the stage stops (:class:`~snapaudit.errors.BackendError`) and
+  says to use ``isolation = "process"``, where a hanging call's worker is killed.
+* **Async targets** (:class:`AsyncCalls`) run on the event loop, at most ``slots`` calls of
+  the state at once, watched by a :class:`~snapaudit.systems.loop_watch.LoopWatch`: a call
+  that held the loop past its timeout fails as a timeout (a blocked loop cannot fire one),
+  naming the fix.
 
 ``setup`` runs once per system, before the first call and outside every timeout.
 """
@@ -24,7 +28,7 @@ import contextlib
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
@@ -35,8 +39,18 @@ from snapaudit.systems.failure import R
 from snapaudit.systems.loop_watch import BLOCKED_S, LoopWatch
 from snapaudit.systems.python_call import PythonCall, Returned, arun_setup, call_async, call_sync
 
-FIX = ('isolation = "process" in [systems.{state}] (a worker process per slot, killed at the '
-       "timeout)")
+
+def fix(states: Sequence[str]) -> str:
+    """What to set when calls of ``states`` hang."""
+    tables = " and ".join(f"[systems.{s}]" for s in states)
+    return f'isolation = "process" in {tables} (a worker process per slot, killed at the timeout)'
+
+
+def who(states: Sequence[str]) -> str:
+    """``state old``, or ``states old, new (one target: their slots are shared)``."""
+    if len(states) == 1:
+        return f"state {states[0]}"
+    return f"states {', '.join(states)} (one target: their slots are shared)"
 
 
 class SetupOnce:
@@ -111,25 +125,24 @@ class DaemonThreads:
 
 
 class ThreadSlots:
-    """A sync target in at most ``slots`` threads (see the module doc)."""
+    """At most ``slots`` calls of a sync target at once, shared by ``states`` (see the
+    module doc)."""
 
-    def __init__(self, fn: Callable[..., Any], setup: SetupOnce, slots: int, timeout_s: float,
-                 state: str):
-        self._fn, self._setup, self._slots = fn, setup, slots
-        self._timeout_s, self._state = timeout_s, state
-        self._pool = DaemonThreads(slots, f"{THREAD_PREFIX}{state}")
+    def __init__(self, slots: int, timeout_s: float, states: Sequence[str]):
+        self._slots, self._timeout_s, self.states = slots, timeout_s, tuple(states)
+        self._pool = DaemonThreads(slots, f"{THREAD_PREFIX}{'-'.join(self.states)}")
         self._free = asyncio.Semaphore(slots)
         self._running: dict[tuple[str, str, int], Future[Returned]] = {}
         self._abandoned: dict[Future[Returned], float] = {}  # call -> when it was abandoned
 
-    async def call(self, call: PythonCall, extra: Mapping[str, Any] | None = None) -> Returned:
-        kwargs = await self._setup.kwargs(extra)
+    async def call(self, fn: Callable[..., Any], call: PythonCall, kwargs: Mapping[str, Any],
+                   search: Path | None = None) -> Returned:
         earlier = self._running.get(_cell(call))
         if earlier is not None and not earlier.done():
             await self._wait_for(earlier)
         await self._acquire()
         loop = asyncio.get_running_loop()
-        future = self._pool.submit(call_sync, self._fn, call, kwargs)
+        future = self._pool.submit(call_sync, fn, call, kwargs, search)
         future.add_done_callback(lambda f: _soon(loop, self._returned, f))
         self._running[_cell(call)] = future
         try:
@@ -141,10 +154,10 @@ class ThreadSlots:
             raise TransportInvalid(R.TIMEOUT, detail=(
                 f"no return within {self._timeout_s:g} s; the call was abandoned and keeps its "
                 f"slot until it returns ({self._still_running()}; a Python thread cannot be "
-                "stopped: set " + FIX.format(state=self._state) + ")")) from None
+                "stopped: set " + fix(self.states) + ")")) from None
 
     def _still_running(self) -> str:
-        return (f"{len(self._abandoned)} abandoned call(s) of state {self._state} still "
+        return (f"{len(self._abandoned)} abandoned call(s) of {who(self.states)} still "
                 f"running, {self._slots} slot(s)")
 
     def _returned(self, future: Future[Returned]) -> None:
@@ -163,7 +176,7 @@ class ThreadSlots:
             raise TransportInvalid(R.TIMEOUT, detail=(
                 "not called: the earlier attempt of this cell, abandoned after "
                 f"{self._timeout_s:g} s, is still running ({self._still_running()}; set "
-                + FIX.format(state=self._state) + ")")) from None
+                + fix(self.states) + ")")) from None
 
     async def _acquire(self) -> None:
         """A free slot (no timeout: waiting does not count); the stage stops once every slot
@@ -178,15 +191,31 @@ class ThreadSlots:
                         and max(self._abandoned.values()) <= now - self._timeout_s):
                     oldest = now - min(self._abandoned.values()) + self._timeout_s
                     raise BackendError(
-                        f"state {self._state}: every one of its {self._slots} slot(s) is held "
+                        f"{who(self.states)}: every one of the {self._slots} slot(s) is held "
                         f"by a call abandoned after timeout_s = {self._timeout_s:g} s that is "
                         f"still running (the oldest for {oldest:.0f} s): a Python thread cannot "
-                        "be stopped and no other call can start. Set "
-                        + FIX.format(state=self._state)
+                        "be stopped and no other call can start. Set " + fix(self.states)
                         + ", or raise [run] timeout_s if the calls are only slow.") from None
 
-    async def aclose(self) -> None:
+    def shutdown(self) -> None:
         self._pool.shutdown()
+
+
+class SyncCalls:
+    """One state's calls of a sync target, through the :class:`ThreadSlots` it shares
+    (``slots()``: looked up at the first call, once every system of the run is built)."""
+
+    def __init__(self, fn: Callable[..., Any], setup: SetupOnce, search: Path | None,
+                 slots: Callable[[], ThreadSlots], close: Callable[[], None]):
+        self._fn, self._setup, self._search = fn, setup, search
+        self._slots, self._close = slots, close
+
+    async def call(self, call: PythonCall, extra: Mapping[str, Any] | None = None) -> Returned:
+        kwargs = await self._setup.kwargs(extra)
+        return await self._slots().call(self._fn, call, kwargs, self._search)
+
+    async def aclose(self) -> None:
+        self._close()
 
 
 def _soon(loop: asyncio.AbstractEventLoop, fn: Callable[[Future[Returned]], None],
@@ -199,8 +228,9 @@ class AsyncCalls:
     """An async target on the event loop, at most ``slots`` calls at once, watched."""
 
     def __init__(self, fn: Callable[..., Any], setup: SetupOnce, slots: int, timeout_s: float,
-                 state: str):
+                 state: str, search: Path | None = None):
         self._fn, self._setup, self._timeout_s, self._state = fn, setup, timeout_s, state
+        self._search = search
         self._slots = asyncio.Semaphore(slots)
         self.watch = LoopWatch()
 
@@ -210,8 +240,8 @@ class AsyncCalls:
             self.watch.start()
             start = time.monotonic()
             try:
-                returned = await asyncio.wait_for(call_async(self._fn, call, kwargs),
-                                                  self._timeout_s)
+                returned = await asyncio.wait_for(
+                    call_async(self._fn, call, kwargs, self._search), self._timeout_s)
             except TimeoutError:
                 blocked = self.watch.blocked_during(start, time.monotonic())
                 raise TransportInvalid(R.TIMEOUT, detail=f"no return within "

@@ -1,7 +1,9 @@
 """Secrets never reach a record or a message: masking, safe excerpts of response bodies.
 
-Every API key snapaudit reads from the environment is registered here
-(:func:`register_secret`); :func:`redact` masks each registered secret and anything that
+Every API key snapaudit reads from the environment is registered in the :class:`Secrets` of
+the run that reads it (``RunResources.secrets``), never in this module: two runs in one
+process share none. Each client masks its own; the run masks all of its secrets in what it
+records and raises. :func:`redact` masks the secrets it is given and anything that
 looks like a credential (``Bearer <token>``, ``sk-...`` keys, long hex or base64 runs),
 removes terminal escape sequences and shows every other control or bidi character as an
 escape. A response body is never stored or shown verbatim: :func:`body_excerpt` keeps its
@@ -17,15 +19,13 @@ import json
 import re
 import threading
 import unicodedata
+from collections.abc import Iterable, Iterator
 
 MASK = "[REDACTED]"
 EXCERPT_CHARS = 80
 MESSAGE_CHARS = 160  # with a hint, within the 300 characters a failing run quotes
 _MESSAGE_BODY_BYTES = 65536  # larger error bodies are only described
 _MIN_SECRET = 6
-
-_lock = threading.Lock()
-_secrets: set[str] = set()
 
 _LOOKALIKES = (
     re.compile(r"(?i)\b(bearer|basic|token)(\s+|[=:]\s*)[A-Za-z0-9._~+/=-]{8,}"),
@@ -43,11 +43,28 @@ _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\
                       r"|\x9b[0-?]*[ -/]*[@-~]|\x1b[@-_]?")
 
 
-def register_secret(value: str | None) -> None:
-    """Mask ``value`` in everything :func:`redact` sees from now on (in this process)."""
-    if value and len(value) >= _MIN_SECRET:
-        with _lock:
-            _secrets.add(value)
+class Secrets:
+    """The secrets one run read from its environment (API keys, auth tokens): added by what
+    reads them, masked wherever the run passes them (an iterable of the values added so far;
+    threads may add while others read)."""
+
+    def __init__(self, *values: str | None) -> None:
+        self._lock = threading.Lock()
+        self._values: frozenset[str] = frozenset()
+        for value in values:
+            self.add(value)
+
+    def add(self, value: str | None) -> None:
+        """Mask ``value`` from now on (a value under 6 characters is too common to mask)."""
+        if value and len(value) >= _MIN_SECRET:
+            with self._lock:
+                self._values = self._values | {value}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)  # a snapshot: the set is replaced, never changed
+
+    def __len__(self) -> int:
+        return len(self._values)
 
 
 def _mask_lookalike(match: re.Match[str]) -> str:
@@ -57,14 +74,13 @@ def _mask_lookalike(match: re.Match[str]) -> str:
     return "".join(groups) + MASK if groups else MASK
 
 
-def mask_secrets(text: str, extra: tuple[str, ...] = ()) -> str:
-    """``text`` with registered secrets, ``extra`` and credential look-alikes masked."""
+def mask_secrets(text: str, extra: Iterable[str] = ()) -> str:
+    """``text`` with the secrets ``extra`` and credential look-alikes masked."""
     return _mask_lookalikes(_mask_known(text, extra))
 
 
-def _mask_known(text: str, extra: tuple[str, ...]) -> str:
-    with _lock:
-        known = sorted(_secrets | {s for s in extra if s}, key=len, reverse=True)
+def _mask_known(text: str, extra: Iterable[str]) -> str:
+    known = sorted({s for s in extra if s}, key=len, reverse=True)
     for secret in known:
         text = text.replace(secret, MASK)
     return text
@@ -90,18 +106,20 @@ def _show(char: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def redact(text: str, extra: tuple[str, ...] = ()) -> str:
-    """What may be stored of ``text``: secrets and look-alikes masked, escapes removed."""
+def redact(text: str, extra: Iterable[str] = ()) -> str:
+    """What may be stored of ``text``: the secrets ``extra`` and look-alikes masked, escapes
+    removed."""
     return visible(mask_secrets(text, extra), keep="\n\t")
 
 
-def redact_message(text: str) -> str:
-    """What may be printed of an error message: registered secrets masked, escapes removed
-    (hashes and ids in the message stay readable)."""
-    return visible(_mask_known(text, ()), keep="\n\t")
+def redact_message(text: str, extra: Iterable[str] = ()) -> str:
+    """What may be printed of an error message: the secrets ``extra`` masked, escapes removed
+    (hashes and ids in the message stay readable; the clients and the run masked their
+    secrets when they built it)."""
+    return visible(_mask_known(text, extra), keep="\n\t")
 
 
-def server_message(raw: bytes, extra: tuple[str, ...] = ()) -> str | None:
+def server_message(raw: bytes, extra: Iterable[str] = ()) -> str | None:
     """The server's own words in an error body (``error.message``, ``error`` as a string,
     ``detail`` or ``message`` of a JSON object), redacted, on one line, at most
     :data:`MESSAGE_CHARS` characters; None when the body has none."""
@@ -123,7 +141,7 @@ def server_message(raw: bytes, extra: tuple[str, ...] = ()) -> str | None:
     return text[:MESSAGE_CHARS] + ("..." if len(text) > MESSAGE_CHARS else "")
 
 
-def body_excerpt(raw: bytes, extra: tuple[str, ...] = ()) -> str:
+def body_excerpt(raw: bytes, extra: Iterable[str] = ()) -> str:
     """``N bytes, sha256 PREFIX, starts 'EXCERPT'``: a body described, never copied; when
     the body carries the server's own message (:func:`server_message`) it comes first:
     ``server says 'MESSAGE'; N bytes, ...``."""

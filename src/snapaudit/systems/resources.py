@@ -1,6 +1,7 @@
 """What the systems and the judge of one run share, owned by the run and closed with it.
 
-A :class:`RunResources` holds the replica pools of ``[run] replicas`` (one
+A :class:`RunResources` holds the run's secrets (:class:`~snapaudit.systems.redact.Secrets`),
+the replica pools of ``[run] replicas`` (one
 :class:`~snapaudit.systems.replicas.ReplicaPool` per configured endpoint URL, so the health of
 a replica is shared by every caller of that endpoint in the run) and instances shared by key
 (one local model loaded once for every state and the judge with the same generator config).
@@ -16,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Protocol, TypeVar
 
+from snapaudit.systems.redact import Secrets
 from snapaudit.systems.replicas import ReplicaPool
 
 
@@ -39,6 +41,9 @@ class RunResources:
         self._shared: dict[str, Closeable] = {}
         self._lock = threading.RLock()  # a shared build may ask for a pool
         self.closed = False
+        # the secrets this run read (API keys, auth tokens): masked by its clients and in
+        # what the run records (snapaudit.systems.redact)
+        self.secrets = Secrets()
 
     def pool_for(self, url: str) -> ReplicaPool:
         """The pool of the endpoint configured as ``url`` (just ``url`` without replicas)."""

@@ -21,7 +21,7 @@ import errno
 import socket
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -37,7 +37,7 @@ from snapaudit.systems.bounded import (
     read_body,
 )
 from snapaudit.systems.failure import R, classify_status
-from snapaudit.systems.redact import body_excerpt, redact
+from snapaudit.systems.redact import Secrets, body_excerpt, redact
 
 
 class TokenBucket:
@@ -120,7 +120,7 @@ def _strerror(exc: BaseException) -> str:
 
 
 def raise_for_status(status: int, url: str, raw: bytes, retry_after: str | None,
-                     secrets: tuple[str, ...] = ()) -> None:
+                     secrets: Iterable[str] = ()) -> None:
     """The one status policy (:func:`~snapaudit.systems.failure.classify_status`): nothing
     for a success, TransportInvalid for a retryable status (the redacted body excerpt kept
     out of the ledger, in ``body``), NotFoundError for 404, BackendError for another 4xx."""
@@ -140,14 +140,16 @@ class HttpClient:
     one status policy, timeouts and connection errors as TransportInvalid.
 
     ``concurrency`` caps the connector (0: the engine bounds concurrency); ``secrets`` are
-    masked in every message this client builds (besides the registered ones)."""
+    masked in every message this client builds (a :class:`~snapaudit.systems.redact.Secrets`
+    is read at each message: a key added after the client was made is masked too)."""
 
     def __init__(self, *, timeout_s: float, max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
                  concurrency: int = 0, rate_limit_per_s: float | None = None,
-                 secrets: tuple[str, ...] = ()):
+                 secrets: Iterable[str] = ()):
         self.timeout = aiohttp.ClientTimeout(total=timeout_s)
         self.max_response_bytes = max_response_bytes
-        self.secrets = tuple(s for s in secrets if s)
+        self.secrets: Iterable[str] = secrets if isinstance(secrets, Secrets) else tuple(
+            s for s in secrets if s)
         self.bucket = TokenBucket(rate_limit_per_s)
         self._concurrency = concurrency
         self._session: aiohttp.ClientSession | None = None
@@ -210,9 +212,11 @@ class HttpEndpoint(HttpClient):
 
     def __init__(self, url: str, *, concurrency: int, timeout_s: float,
                  rate_limit_per_s: float | None = None,
-                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES):
+                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+                 secrets: Iterable[str] = ()):
         super().__init__(timeout_s=timeout_s, max_response_bytes=max_response_bytes,
-                         concurrency=concurrency, rate_limit_per_s=rate_limit_per_s)
+                         concurrency=concurrency, rate_limit_per_s=rate_limit_per_s,
+                         secrets=secrets)
         self.url = url
 
     async def call_json(self, method: str, body: Any, headers: dict[str, str]) -> Any:

@@ -14,6 +14,8 @@ call at a time over a pipe. A worker starts when a call first needs it.
   call of the target keeps running behind a failed attempt.
 * A failing ``setup`` or import in a worker is a :class:`~snapaudit.errors.ConfigError`
   naming it.
+* No worker outlives this process: each dies with it, even mid-call
+  (:func:`~snapaudit.systems.worker_main.die_with_parent`).
 
 The program that starts a run must be importable by ``spawn``: a script that calls
 :func:`snapaudit.audit` keeps it under ``if __name__ == "__main__":``.
@@ -24,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
+import os
 import signal
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -61,7 +64,7 @@ class Worker:
         self.conn, child = ctx.Pipe(duplex=True)
         self.proc: BaseProcess = ctx.Process(
             target=serve, args=(child, spec.target, spec.setup, spec.search, spec.kwargs,
-                                spec.state),
+                                spec.state, os.getpid()),
             name=f"snapaudit-{spec.state}-worker", daemon=True)
         self.proc.start()
         child.close()

@@ -160,8 +160,7 @@ def _checked_answers(source: Source, path: str | Path) -> list[AnswerRow]:
     """The rows of ``source`` record by record, each checked; the first problem raises."""
     rows: list[AnswerRow] = []
     lines: dict[tuple[str, str, int], int] = {}
-    allowed = {"question_id", "state", "repeat", "answer", "doc_ids", "question", "cluster",
-               "steps"}
+    allowed = set(AnswerRow.__match_args__)  # every field of a row
     for number, obj in records(source, path):
         where: dict[str, Any] = {"path": str(path), "line": number}
         _unknown_keys(obj, allowed, where)
@@ -173,8 +172,13 @@ def _checked_answers(source: Source, path: str | Path) -> list[AnswerRow]:
             doc_ids=_str_list(obj, "doc_ids", where, optional=True),
             question=_field(obj, "question", str, where, optional=True),
             cluster=_field(obj, "cluster", str, where, optional=True),
+            doc_hashes=_str_list(obj, "doc_hashes", where, optional=True),
             steps=_steps(obj, where),
         )
+        hashes, ids = row.doc_hashes, row.doc_ids
+        if hashes is not None and (ids is None or len(hashes) != len(ids)):
+            raise InputError("field 'doc_hashes' must hold one hash per entry of 'doc_ids'",
+                             **where)
         if not row.answer.strip():
             raise InputError("empty answer: an answer must have at least one non-space "
                              "character (a system that gave no answer is a failed call, "
@@ -270,6 +274,8 @@ def answer_record(row: AnswerRow) -> dict[str, Any]:
         obj["question"] = row.question
     if row.cluster is not None:
         obj["cluster"] = row.cluster
+    if row.doc_hashes is not None:
+        obj["doc_hashes"] = list(row.doc_hashes)
     if row.steps is not None:
         obj["steps"] = steps_record(row.steps)
     return obj

@@ -90,16 +90,19 @@ def parquet_records(source: Source, path: str | Path) -> Iterator[tuple[int, dic
         raise InputError(f"not a readable Parquet file: {exc}", path=str(path)) from None
 
 
+LISTS = ("doc_ids", "doc_hashes")  # the list-of-string fields of an answer row
+
+
 def _answers(rows: Iterable[AnswerRow]) -> pa.Table:
     rows = list(rows)
     cols: dict[str, list[Any]] = {k: [getattr(r, k) for r in rows] for k in
                                   ("question_id", "state", "repeat", "answer")}
-    for key in ("doc_ids", "question", "cluster", "steps"):
+    for key in ("doc_ids", "question", "cluster", "doc_hashes", "steps"):
         values = [getattr(r, key) for r in rows]
         if any(v is not None for v in values):  # as JSONL: a field no row has is left out
             cols[key] = [None if v is None else steps_record(v) if key == "steps"
-                         else list(v) if key == "doc_ids" else v for v in values]
-    types = {"repeat": pa.int64(), "doc_ids": pa.list_(pa.string()), "steps": STEPS}
+                         else list(v) if key in LISTS else v for v in values]
+    types = {"repeat": pa.int64(), "steps": STEPS, **{k: pa.list_(pa.string()) for k in LISTS}}
     return pa.table({k: pa.array(v, types.get(k, pa.string())) for k, v in cols.items()})
 
 
@@ -121,10 +124,10 @@ def _gold(rows: Iterable[GoldRow]) -> pa.Table:
                                          pa.list_(pa.string()))})
 
 
-def write_parquet(path: str | Path, kind: Kind, rows: Iterable[Any]) -> None:
+def write_parquet(path: str | Path, table: Kind, rows: Iterable[Any]) -> None:
     """Write answers, labels or gold rows as a Parquet table (row order kept; zstd), through
     a temporary file renamed into place."""
-    table = _answers(rows) if kind == "answers" else _labels(rows) if kind == "labels" \
+    built = _answers(rows) if table == "answers" else _labels(rows) if table == "labels" \
         else _gold(rows)
     with replacing(path) as tmp:
-        pq.write_table(table, str(tmp), compression="zstd")
+        pq.write_table(built, str(tmp), compression="zstd")

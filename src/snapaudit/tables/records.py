@@ -24,6 +24,9 @@ class AnswerRow:
     # optional cluster label (shared source document, topic, template): the bootstrap then
     # resamples whole clusters (snapaudit.stats.cluster)
     cluster: str | None = None
+    # optional content hashes of the documents of ``doc_ids`` (one each, same order): a
+    # document whose text changed under the same id is then told apart (stats.overlap)
+    doc_hashes: tuple[str, ...] | None = None
     # the agent's trajectory behind the answer, step by step (snapaudit.tables.steps); None:
     # the system reported none (an empty tuple: it reported that it took no step)
     steps: tuple[Step, ...] | None = None

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
+from aiohttp import web
+
+from tests.fakes.loopback import LoopbackServer
 
 pytestmark = [pytest.mark.dense, pytest.mark.slow]
 
@@ -84,3 +91,40 @@ def test_dense_subset_merge_is_exact(make_corpus) -> None:  # type: ignore[no-un
         assert [h.doc_id for h in got] == [docs[i].doc_id for i in want]
         np.testing.assert_allclose([h.score for h in got], [sims[i] for i in want], atol=1e-5)
     assert ret.search_shards("x", [], 3) == []
+
+
+class _Hub(LoopbackServer):
+    """A stand-in for the model hub at HF_ENDPOINT: it records every request it hears."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.heard: list[str] = []
+
+    def routes(self, app: web.Application) -> None:
+        async def any_path(request: web.Request) -> web.Response:
+            self.heard.append(request.path)
+            return web.Response(status=404)
+
+        app.router.add_route("*", "/{tail:.*}", any_path)
+
+
+_CHILD = """
+import json, os, sys
+from snapaudit.testbed.retrieval.dense import DenseRetriever
+ret = DenseRetriever(sys.argv[1])
+dim = int(ret._encode(["offline"]).shape[1])
+print(json.dumps({"dim": dim, "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE")}))
+"""
+
+
+def test_the_model_loads_offline_and_leaves_the_environment_alone(make_corpus) -> None:  # type: ignore[no-untyped-def]
+    """The offline flag goes to the loader: the process environment is not changed (before:
+    HF_HUB_OFFLINE was set for the whole process) and a hub at HF_ENDPOINT hears nothing."""
+    corpus = make_corpus([{"id": "e0", "url": "", "text": DOCS[0]}], shards=1)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}
+    with _Hub() as hub:
+        env["HF_ENDPOINT"] = f"http://127.0.0.1:{hub.port}"
+        out = subprocess.run([sys.executable, "-c", _CHILD, str(corpus)], env=env,
+                             capture_output=True, text=True, timeout=300, check=True)
+    assert json.loads(out.stdout.splitlines()[-1]) == {"dim": 384, "HF_HUB_OFFLINE": None}
+    assert hub.heard == []

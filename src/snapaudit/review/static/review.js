@@ -12,10 +12,11 @@ var DECISION_KEYS={r:'regression',i:'improvement',n:'neutral',c:'unclear'};
 var DECISION_NAMES={regression:'regression',improvement:'improvement',neutral:'neutral',
   unclear:"can't tell"};
 var S={items:[],cur:0,pair:0,drafts:{},groups:{},pending:{},progress:null,filter:'',
-  decision:{},armed:false,listKey:null};
+  decision:{},armed:false,listKey:null,before:-1,polling:false};
 var listEl=document.getElementById('list'), itemEl=document.getElementById('item');
 var statusEl=document.getElementById('status'), search=document.getElementById('search');
-var helpEl=document.getElementById('help');
+var helpEl=document.getElementById('help'), resultsEl=document.getElementById('results');
+var LOCK_TEXT='Done: lock my labels (L)';
 
 function el(tag,cls,text){
   var e=document.createElement(tag);
@@ -81,6 +82,28 @@ function renderProgress(){
   box.textContent=MODE==='label'
     ?(p.labelled+' / '+p.label_total+' labelled'+(p.labels_locked?' (locked)':''))
     :(p.reviewed+' / '+p.changed+' reviewed');
+  var b=document.getElementById('finish');
+  if(b&&p.labels_locked){b.disabled=true; b.textContent='labels locked';}
+  else if(b&&!S.armed){b.disabled=false; b.textContent=LOCK_TEXT;}
+  renderResults(p.results);
+}
+// ---- results.json and the report, brought up to date by the server after a lock or a
+// decision: what it last did, polled while it works
+function renderResults(r){
+  if(!resultsEl||!r){return;}
+  var text='', bad=false;
+  if(r.state==='updating'){text='updating results.json and the report\u2026';}
+  else if(r.state==='failed'){text='results.json not updated: '+r.error; bad=true;}
+  else if(r.updated_at){text='results.json and the report updated ('+r.updated_at+')';}
+  resultsEl.textContent=text; resultsEl.className=bad?'err':'';
+  resultsEl.setAttribute('data-state',r.state);
+  if(r.state==='updating'&&!S.polling){
+    S.polling=true;
+    setTimeout(function(){
+      api('GET','/api/progress').then(function(p){S.polling=false; S.progress=p; renderProgress();},
+        function(){S.polling=false;});
+    },700);
+  }
 }
 function renderList(){
   // rebuilt only when the search or the items change; a move only updates two classes
@@ -174,6 +197,7 @@ function renderChange(it){
 }
 function render(){
   renderProgress(); renderList();
+  var typing=noteDraft();
   itemEl.textContent='';
   var it=S.items[S.cur];
   if(!it){itemEl.appendChild(el('p','',MODE==='label'?'no questions to label':
@@ -182,6 +206,15 @@ function render(){
   itemEl.appendChild(el('div','qid',it.question_id));
   itemEl.appendChild(el('div','question',it.question));
   if(MODE==='label'){renderLabel(it);}else{renderChange(it);}
+  if(typing&&typing.qid===it.question_id){  // a save's answer must not wipe a note being typed
+    var note=document.getElementById('note');
+    note.value=typing.value; note.focus(); note.setSelectionRange(typing.at,typing.at);
+  }
+}
+function noteDraft(){
+  var a=document.activeElement;
+  return a&&a.id==='note'?{qid:itemEl.getAttribute('data-qid'),value:a.value,
+    at:a.selectionStart||0}:null;
 }
 
 // ---- label mode
@@ -241,13 +274,15 @@ function replace(item){
   S.items.forEach(function(x,i){if(x.question_id===item.question_id){S.items[i]=item;}});
 }
 function finish(){
-  var b=document.getElementById('finish');
-  if(!S.armed){S.armed=true; b.textContent='click again to lock your labels'; return;}
+  var b=document.getElementById('finish'); if(!b||b.disabled){return;}
+  if(!S.armed){S.armed=true; b.textContent='press L (or click) again to lock your labels'; return;}
   S.armed=false;
   api('POST','/api/finish',{}).then(function(j){
-    S.progress=j.progress; b.textContent='labels locked'; b.disabled=true;
-    say('your labels are locked'); renderProgress();
-  },function(err){say('not locked: '+err.message,true); b.textContent='Done: lock my labels';});
+    S.progress=j.progress; say('your labels are locked'); renderProgress();
+  },function(err){
+    say('not locked: '+err.message,true); b.textContent=LOCK_TEXT;
+    if(err.status===409){refresh();}
+  });
 }
 
 // ---- change mode
@@ -269,26 +304,46 @@ function saveDecision(it,dec){
   });
 }
 
+// ---- search: typing filters the list; Enter goes to the first match and Esc back to where
+// the search began, and either clears the filter
+function clearFilter(){
+  search.value=''; S.filter=''; search.blur();
+}
+function searchDone(go){
+  var vis=visible(), to=go?vis[0]:S.before;
+  if(go&&to===undefined){say('no question matches '+JSON.stringify(search.value),true); return;}
+  clearFilter(); say('');
+  if(to>=0&&to<S.items.length){select(to,to===S.cur?S.pair:0);}else{render();}
+}
+function noteKey(){
+  var note=document.getElementById('note'); if(!note){return;}
+  note.focus(); note.setSelectionRange(note.value.length,note.value.length);
+}
+
 // ---- keys
 function onKey(e){
   if(e.ctrlKey||e.metaKey||e.altKey){return;}
   var t=e.target, typing=t&&(t.tagName==='INPUT'||t.tagName==='TEXTAREA');
   if(typing){
-    if(e.key==='Escape'){t.blur(); e.preventDefault();}
+    if(e.key==='Escape'&&t===search){e.preventDefault(); searchDone(false);}
+    else if(e.key==='Escape'){t.blur(); e.preventDefault();}
     else if(e.key==='Enter'&&t.id==='note'){
       e.preventDefault(); var it=S.items[S.cur];
       var dec=S.decision[it.question_id]||(it.decision?it.decision.decision:'');
       if(!dec){say('mark r / i / n / c first',true); return;}
       saveDecision(it,dec);
     }else if(e.key==='Enter'&&t===search){
-      e.preventDefault(); t.blur(); var vis=visible(); if(vis.length){select(vis[0],0);}
+      e.preventDefault(); searchDone(true);
     }
     return;
   }
   var k=e.key;
   if(k==='j'||k==='ArrowDown'||k==='ArrowRight'){step(1);}
   else if(k==='k'||k==='ArrowUp'||k==='ArrowLeft'){step(-1);}
-  else if(k==='/'){search.focus(); search.select();}
+  else if(k==='/'){if(!S.filter){S.before=S.cur;} search.focus(); search.select();}
+  else if(k==='Escape'&&S.filter){clearFilter(); render();}
+  else if(MODE==='label'&&k==='L'){finish();}
+  else if(MODE==='change'&&k==='e'){noteKey();}
   else if(k==='h'||k==='?'){helpEl.hidden=!helpEl.hidden;}
   else if(MODE==='label'&&LABEL_KEYS[k]){label_(LABEL_KEYS[k]);}
   else if(MODE==='label'&&/^[1-9]$/.test(k)){group(Number(k));}
@@ -297,6 +352,7 @@ function onKey(e){
   e.preventDefault();
 }
 document.addEventListener('keydown',onKey);
+search.addEventListener('focus',function(){if(!S.filter){S.before=S.cur;}});
 search.addEventListener('input',function(){
   S.filter=search.value.toLowerCase(); var vis=visible();
   if(vis.length&&vis.indexOf(S.cur)<0){S.cur=vis[0]; S.pair=0;}

@@ -8,7 +8,8 @@ is the generator's ``max_tokens``, an upper bound. A Python or HTTP system's pro
 its calls are counted, not priced. Judge packets (LLM judge): one per pending (question,
 variant), holding the question's old and new answers as locked and the variant's ``repeats``
 counterfactual answers as placeholders of the answer budget; completions as ``snapaudit run
---dry-run`` estimates them. The rule judge is local (counted, never priced). Cost uses
+--dry-run`` estimates them. A judge kind without a packet budget (the rule judge) is local:
+counted, never priced. Cost uses
 ``[run.pricing]`` as ``snapaudit run --dry-run`` does.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
+from snapaudit.judge.registry import judge_kind
 from snapaudit.run.after.dryrun import (
     StagePlan,
     answer_placeholder,
@@ -25,6 +27,7 @@ from snapaudit.run.after.dryrun import (
 )
 from snapaudit.run.record.protocol import Protocol
 from snapaudit.run.stages import attribution as stage
+from snapaudit.run.stages.keys import AttributionJudgeKey, AttributionKey
 from snapaudit.tables import AnswerRef
 
 TOKENS_NOTE = ("tokens are estimates at 4 characters per token: generation prompts with their "
@@ -39,7 +42,7 @@ def attribution_stages(protocol: Protocol, plans: Sequence[stage.QuestionPlan], 
     """The attribution's pending calls as stages (``pending_*``: encoded cell keys;
     ``answers``: (question, "old"|"new") -> the locked answers of that endpoint)."""
     out = [_generations(protocol, plans, repeats, pending_answers)]
-    if protocol.judge.kind in ("llm", "rule"):
+    if judge_kind(protocol.judge.kind).packets:
         out.append(_judge(protocol, plans, repeats, pending_judge, answers))
     return out
 
@@ -55,7 +58,7 @@ def _generations(protocol: Protocol, plans: Sequence[stage.QuestionPlan], repeat
         fixed = tokens(SYSTEM_PROMPT)
     for plan in plans:
         for name, evidence in plan.variants.items():
-            keys = (stage.AttributionKey(plan.question_id, name, r).encode()
+            keys = (AttributionKey(plan.question_id, name, r).encode()
                     for r in range(1, repeats + 1))
             todo = sum(k in pending for k in keys)
             calls += todo
@@ -73,14 +76,14 @@ def _judge(protocol: Protocol, plans: Sequence[stage.QuestionPlan], repeats: int
            answers: Mapping[tuple[str, str], Sequence[tuple[AnswerRef, str]]]) -> StagePlan:
     judge = protocol.judge
     todo = [(plan, name) for plan in plans for name in plan.variants
-            if stage.AttributionJudgeKey(plan.question_id, name).encode() in pending]
-    if judge.kind != "llm" or judge.generator is None:
+            if AttributionJudgeKey(plan.question_id, name).encode() in pending]
+    if not judge_kind(judge.kind).packet_budget or judge.generator is None:
         return StagePlan("judge", len(todo))
     placeholder = answer_placeholder(protocol)
     prompt = completion = 0
     for plan, name in todo:
         qid = plan.question_id
-        p, c = packet_tokens(protocol, stage.AttributionJudgeKey(qid, name).encode(),
+        p, c = packet_tokens(protocol, AttributionJudgeKey(qid, name).encode(),
                              plan.question,
                              [*answers[(qid, "old")], *answers[(qid, "new")],
                               *((AnswerRef(stage.CF_STATE, r), placeholder)

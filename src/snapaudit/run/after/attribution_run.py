@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from snapaudit.errors import ConfigError, LockError
+from snapaudit.judge.registry import judge_kind
 from snapaudit.progress import Progress
 from snapaudit.results import read_results, write_results
 from snapaudit.run.after.attribution_cost import attribution_stages
@@ -34,7 +35,7 @@ from snapaudit.run.after.attribution_table import (
 from snapaudit.run.after.dryrun import StagePlan
 from snapaudit.run.answers import max_answer_bytes
 from snapaudit.run.execution.interrupt import interruptible
-from snapaudit.run.execution.runner import RetryPolicy, run_cells
+from snapaudit.run.execution.runner import RetryPolicy
 from snapaudit.run.record import cohort
 from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.record.locks import (
@@ -48,8 +49,10 @@ from snapaudit.run.record.protocol import Protocol
 from snapaudit.run.record.rundir import RunDir
 from snapaudit.run.stages import attribution as stage
 from snapaudit.run.stages.answer import answer_rows
-from snapaudit.run.stages.base import retry_policy
+from snapaudit.run.stages.base import Stage, retry_policy, run_stage
+from snapaudit.run.stages.batch_calls import billed_model
 from snapaudit.run.stages.judge import labels_of_stage
+from snapaudit.run.stages.keys import AttributionJudgeKey, AttributionKey
 from snapaudit.run.stages.retrieval import locked_evidence
 from snapaudit.stats.attribution import AttributionSection, default_call_budget, entering
 from snapaudit.systems.resources import RunResources
@@ -105,18 +108,19 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
     answers = answer_rows(ledger, manifest)
     labels = pair_labels_of(rd, protocol)
     old, new = protocol.states.old, protocol.states.new
-    judged = protocol.judge.kind in ("llm", "rule")
+    judges = judge_kind(protocol.judge.kind)
+    judged = judges.packets
     judge_name = protocol.judge.name if judged else None
-    sel = Selection(old, new, protocol.judge.name if protocol.judge.kind != "none" else None,
+    sel = Selection(old, new, protocol.judge.name if judges.labels else None,
                     judged, protocol.gold.benchmark, max_questions)
     chosen, flips = flagged_questions(answers, labels, sel)
     plans = (_testbed_plans(ledger, chosen, flips, questions, old, new) if kind == "testbed"
              else _record_plans(answers, chosen, flips, questions, old, new, documents))
     repeats = protocol.design.repeats
     by_endpoint = stage.endpoint_answers(answers, old, new)
-    answer_keys = {stage.AttributionKey(p.question_id, v, r).encode()
+    answer_keys = {AttributionKey(p.question_id, v, r).encode()
                    for p in plans for v in p.variants for r in range(1, repeats + 1)}
-    judge_keys = {stage.AttributionJudgeKey(p.question_id, v).encode()
+    judge_keys = {AttributionJudgeKey(p.question_id, v).encode()
                   for p in plans for v in p.variants} if judged else set()
     planned = len(answer_keys) + len(judge_keys)
     done_judge = ledger.accepted_keys(stage.judge_stage(judge_name)) if judge_name else set()
@@ -140,13 +144,13 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
     if not locked:
         resources = run_resources(protocol)
         system = build_system(protocol, new, rd.path, base, resources)
-        policy = retry_policy(protocol.run, protocol.design.seed)
+        policy = retry_policy(protocol.run, protocol.design.seed, secrets=resources.secrets)
         try:
             seeds = stage.state_seeds(ledger, protocol.design.seed, (old, new))
-            await run_cells(ledger, stage.STAGE,
-                            stage.answer_cells(system, (old, new), plans, repeats,
-                                               max_answer_bytes(protocol), seeds,
-                                               protocol.design.seed), policy, progress)
+            cells = stage.answer_cells(system, (old, new), plans, repeats,
+                                       max_answer_bytes(protocol), seeds, protocol.design.seed)
+            await run_stage(ledger, Stage(stage.STAGE, cells, batchable=False,
+                                          model=billed_model([system])), policy, progress)
             if judge_name is not None:
                 await _judge(rd, protocol, plans, by_endpoint, policy, progress, resources)
         finally:
@@ -194,7 +198,7 @@ def _record_plans(answers: Sequence[AnswerRow], chosen: Sequence[str], flips: se
 
 def pair_labels_of(rd: RunDir, protocol: Protocol) -> list[PairLabel]:
     """The accepted pair labels of the run's primary judge."""
-    if protocol.judge.kind == "none":
+    if not judge_kind(protocol.judge.kind).labels:
         return []
     return labels_of_stage(rd.ledger(), protocol.judge.name)
 
@@ -212,6 +216,7 @@ async def _judge(rd: RunDir, protocol: Protocol, plans: Sequence[stage.QuestionP
     try:
         cf = stage.counterfactual_answers(stage.ledger_cells(ledger, stage.STAGE))
         cells = stage.judge_cells(judge, plans, by_endpoint, cf, protocol.design.seed)
-        await run_cells(ledger, stage.judge_stage(judge.name), cells, policy, progress)
+        await run_stage(ledger, Stage(stage.judge_stage(judge.name), cells, batchable=False,
+                                      model=judge.model), policy, progress)
     finally:
         await judge.aclose()

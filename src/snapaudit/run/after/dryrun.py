@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from snapaudit.judge.registry import judge_kind
 from snapaudit.run.record import cohort
 from snapaudit.run.record.protocol import Protocol
 
@@ -70,7 +71,7 @@ def plan(protocol: Protocol, base: Path) -> list[StagePlan]:
     else:
         out.append(StagePlan("answers", n * len(states) * r))
     judge = protocol.judge
-    if judge.kind == "llm" and judge.generator is not None:
+    if judge_kind(judge.kind).packet_budget and judge.generator is not None:
         scope = len(states) if judge.scope == "all" else 2
         out.append(priced(protocol, _judge_plan(protocol, questions, scope * r)))
     return out

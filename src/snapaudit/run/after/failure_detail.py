@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from snapaudit.run.record.ledger import FAILED_PROBE
 from snapaudit.run.record.rundir import RunDir
 
 
@@ -21,11 +22,12 @@ class FailedAttempt:
     error: str | None
     traceback: str | None
     accepted_later: bool  # the cell was accepted by a later attempt
+    failed_probe: bool = False  # a failed breaker probe (not counted against max_attempts)
 
     def to_json(self) -> dict[str, Any]:
         return {"stage": self.stage, "cell_key": self.cell_key, "attempt_no": self.attempt_no,
                 "reason": self.reason, "error": self.error, "traceback": self.traceback,
-                "accepted_later": self.accepted_later}
+                "accepted_later": self.accepted_later, "failed_probe": self.failed_probe}
 
 
 def failed_attempts(run_dir: Path, *, per_stage: int = 10) -> list[FailedAttempt]:
@@ -40,10 +42,11 @@ def failed_attempts(run_dir: Path, *, per_stage: int = 10) -> list[FailedAttempt
             for key, n, reason, error, meta in ledger.failure_details(stage):
                 if key in latest:
                     continue
-                tb = json.loads(meta).get("traceback") if meta else None
+                marks = json.loads(meta) if meta else {}
+                tb = marks.get("traceback")
                 latest[key] = FailedAttempt(stage, key, n, reason, error,
                                             tb if isinstance(tb, str) else None,
-                                            key in accepted)
+                                            key in accepted, marks.get(FAILED_PROBE) is True)
             ranked = sorted(latest.values(), key=lambda f: f.accepted_later)  # stable
             out += ranked[:per_stage]
     return out
@@ -56,6 +59,8 @@ def format_failures(failures: list[FailedAttempt]) -> str:
     lines = ["failures (the latest failed attempt of each cell, unresolved first):"]
     for f in failures:
         state = "accepted later" if f.accepted_later else "not accepted"
+        if f.failed_probe:
+            state += "; a failed breaker probe, not counted against max_attempts"
         lines.append(f"  {f.stage} {f.cell_key} attempt {f.attempt_no} ({state}): "
                      f"{f.reason}" + (f": {f.error}" if f.error else ""))
         if f.traceback:

@@ -15,6 +15,7 @@ from snapaudit.run.execution.interrupt import interruptible
 from snapaudit.run.record.rundir import RunDir
 from snapaudit.run.stages.base import retry_policy
 from snapaudit.run.stages.judge_audit import AuditPlan, run_judge_audit
+from snapaudit.run.systems import run_resources
 from snapaudit.stats.agreement import JudgeAgreement
 from snapaudit.tables import read_answers, read_labels
 
@@ -40,13 +41,17 @@ async def audit_run_dir(rd: RunDir, judge_config: JudgeConfig, sample: int,
     plan = AuditPlan(primary=protocol.judge.name, old=protocol.states.old,
                      new=protocol.states.new, sample=sample, seed=protocol.design.seed,
                      draws=protocol.bootstrap.draws)
-    policy = retry_policy(protocol.run, protocol.design.seed)
-    judge = build_judge(judge_config)
+    resources = run_resources(protocol)  # this audit's: its judge's key and generator
+    policy = retry_policy(protocol.run, protocol.design.seed, secrets=resources.secrets)
     try:
-        result = await run_judge_audit(rd.ledger(), answers, labels, questions, judge, plan,
-                                       policy, progress)
+        judge = build_judge(judge_config, resources)
+        try:
+            result = await run_judge_audit(rd.ledger(), answers, labels, questions, judge,
+                                           plan, policy, progress)
+        finally:
+            await judge.aclose()
     finally:
-        await judge.aclose()
+        await resources.aclose()
     out = rd.judge_audit(judge.name)
     out.parent.mkdir(parents=True, exist_ok=True)
     body = {"schema": "snapaudit/judge-audit/v1", "judge": judge.spec(),

@@ -49,7 +49,8 @@ def pilot_from_run(path: Path, *, old: str | None = None, new: str | None = None
         kernels["semantic"] = SemanticKernel(labels, chosen)
     values = {k: per_question(grid, kern, old, new).d for k, kern in kernels.items()}
     groups = resampling(rows, grid.question_ids).groups  # None unless rows name clusters
-    return pilot_from_values(values, grid.repeats, source=str(run_dir), groups=groups)
+    return pilot_from_values(values, grid.repeats, source=str(run_dir), groups=groups,
+                             states=len(grid.states))
 
 
 def _run_settings(results: Path) -> tuple[Comparison | None, str | None]:

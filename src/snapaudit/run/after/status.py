@@ -1,5 +1,9 @@
 """``snapaudit status DIR``: stage progress, attempts by outcome and locks, after a full
 integrity check of the run directory (protocol, cohort manifest, ledger content, lock chain).
+
+A cell may have more attempts than ``[run] max_attempts``: the failed probes of an open
+circuit breaker do not count against it. Their attempt rows are marked, and each stage counts
+them apart (``failed_probes``), so every cell's attempts are explained by the ledger.
 """
 
 from __future__ import annotations
@@ -11,12 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from snapaudit.errors import ConfigError, IntegrityError, failure_lines
+from snapaudit.judge.registry import judge_kind
 from snapaudit.results import read_results
 from snapaudit.run.execution.batch_status import batch_lines, batch_summary
-from snapaudit.run.execution.failures import describe, endpoint_of
+from snapaudit.run.execution.failures import describe
 from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.record.locks import content_now, verify_chain, verify_run_files
+from snapaudit.run.record.review_store import checked_label_locks
 from snapaudit.run.record.rundir import LEDGER_NAME, RunDir
+from snapaudit.run.stages.keys import endpoint_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +34,7 @@ class StageStatus:
     attempts: dict[str, int]
     # failed attempts: {"reasons": {reason: count}, "last_error": {endpoint: error}}
     failures: dict[str, dict[str, Any]] = field(default_factory=dict)
+    failed_probes: int = 0  # of the transport-invalid attempts: failed breaker probes
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +43,7 @@ class LockInfo:
     stage: str
     record_hash: str
     content: dict[str, str]
+    history: dict[str, str] | None = None  # a version-2 lock's attempt history (not hashed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,15 +102,18 @@ def _status(rd: RunDir) -> RunStatus:
             raise IntegrityError(f"{rec.stage} lock: dependency 'protocol_sha256' changed")
     hashes = [h for _, h in ledger.locks()]
     counts = ledger.outcome_counts()
+    probes = ledger.failed_probes()
     questions = len(json.loads(rd.cohort_path.read_text("utf-8"))["questions"])
     n_states = len(protocol.states.order)
     planned = {"answer": questions * n_states * protocol.design.repeats}
-    if protocol.judge.kind != "none":
+    if judge_kind(protocol.judge.kind).labels:
         planned[f"judge:{protocol.judge.name}"] = questions
     names = sorted(set(counts) | set(planned), key=_stage_order)
     stages = [StageStatus(s, planned.get(s), len(ledger.accepted_keys(s)),
-                          counts.get(s, {}), _failures(ledger, s)) for s in names]
-    locks = [LockInfo(r.seq, r.stage, h, r.content) for r, h in zip(records, hashes, strict=True)]
+                          counts.get(s, {}), _failures(ledger, s), probes.get(s, 0))
+              for s in names]
+    locks = [LockInfo(r.seq, r.stage, h, r.content, r.history)
+             for r, h in zip(records, hashes, strict=True)]
     results_path = rd.results_path
     gate: bool | None = None
     label: str | None = None
@@ -115,6 +127,9 @@ def _status(rd: RunDir) -> RunStatus:
     bound = {ledger_stage.get(s, s) for s in locked}
     if "attribution" in locked:  # the attribution lock also binds its judge packets
         bound.add(f"attribution:{judge_stage}")
+    for lock in checked_label_locks(ledger):  # snapaudit review: an annotator's label lock
+        locked.append(lock.stage)
+        bound.add(lock.stage)
     open_checked = {s: n for s, n in rd.cells_verified.items() if s not in bound}
     return RunStatus(rd.path, protocol.name, stages, locks, results_path.exists(), gate,
                      verdict=label, locked_verified=locked, open_verified=open_checked,
@@ -142,6 +157,9 @@ def format_status(status: RunStatus) -> str:
         planned = f"/{s.planned}" if s.planned is not None else ""
         attempts = ", ".join(f"{k} {v}" for k, v in sorted(s.attempts.items())) or "none"
         lines.append(f"  {s.stage:<16} accepted {s.accepted}{planned}   attempts: {attempts}")
+        if s.failed_probes:
+            lines.append(f"    of which {s.failed_probes} failed breaker probe(s): not counted "
+                         "against max_attempts")
         if s.failures:
             lines += [f"    {w}" for w in failure_lines(s.failures["reasons"],
                                                        s.failures["last_error"])]
@@ -152,7 +170,7 @@ def format_status(status: RunStatus) -> str:
     for lk in status.locks:
         look = (f"  look {lk.content.get('look')}: {lk.content.get('questions')} questions, "
                 f"{lk.content.get('decision')}" if lk.stage == "look" else "")
-        lines.append(f"  {lk.seq}. {lk.stage:<10} {lk.record_hash[:16]}{look}")
+        lines.append(f"  {lk.seq}. {lk.stage:<10} {lk.record_hash[:16]}{look}{covers(lk)}")
     lines.append("")
     if status.results:
         lines.append(f"results.json written; verdict: {status.verdict or '-'}")
@@ -160,6 +178,17 @@ def format_status(status: RunStatus) -> str:
         lines.append("results.json not written yet")
     lines += integrity_lines(status)
     return "\n".join(lines)
+
+
+def covers(lock: LockInfo) -> str:
+    """What a lock's hash binds, in words (ledger stages; gold says its file by name)."""
+    cells = lock.content.get("n_cells", lock.content.get("answers_n_cells"))
+    if cells is None:
+        return ""
+    if lock.history is None:  # a version-1 lock bound every attempt too
+        return f"  binds {cells} accepted cells and every attempt"
+    attempts = lock.history.get("n_attempts", lock.history.get("answers_n_attempts", "?"))
+    return f"  binds {cells} accepted cells ({attempts} attempts checked, not hashed)"
 
 
 def integrity_lines(status: RunStatus) -> list[str]:

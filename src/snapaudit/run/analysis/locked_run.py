@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from snapaudit.errors import ConfigError
+from snapaudit.judge.registry import judge_kind
 from snapaudit.run.record import cohort
 from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.record.locks import verify_chain
@@ -83,7 +84,7 @@ class LockedRun:
         bound, length = bound_hash(ledger)
         protocol = rd.load_protocol()
         manifest = cohort.read_manifest(rd.cohort_path)
-        judge = protocol.judge.name if protocol.judge.kind != "none" else None
+        judge = protocol.judge.name if judge_kind(protocol.judge.kind).labels else None
         labels = labels_of_stage(ledger, judge) if judge is not None else []
         run = cls(rd, protocol.states.old, protocol.states.new, protocol.design.seed, judge,
                   protocol.gold.benchmark, bound, length,

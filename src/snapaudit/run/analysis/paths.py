@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from snapaudit.judge.registry import judge_kind
 from snapaudit.run.record.protocol import Protocol, bound_fields
 from snapaudit.stats.paths import PathsResult, paths_analysis
 from snapaudit.tables import AnswerRow, PairLabel
@@ -67,7 +68,8 @@ def paths_document(protocol: Mapping[str, Any], rows: Sequence[AnswerRow],
     kernels: dict[str, Kernel] = {
         "exact": ExactKernel(grid, normalizer(protocol["gold"].get("benchmark", "nq")))}
     judge = protocol.get("judge", {})
-    if judge.get("kind", "none") != "none" and judge.get("scope", "all") == "all" and labels:
+    if judge_kind(judge.get("kind", "none")).labels and judge.get("scope", "all") == "all" \
+            and labels:
         kernels["semantic"] = SemanticKernel(labels, str(judge.get("name", "judge")))
     boot = protocol.get("bootstrap", {})
     return paths_analysis(grid, kernels, path_ladders(states["order"], tb["states"], count),

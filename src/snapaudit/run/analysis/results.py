@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from snapaudit.judge.registry import judge_kind
 from snapaudit.results import RunResults, read_results
 from snapaudit.run.analysis.paths import analysis_ladder, paths_section
 from snapaudit.run.analysis.review import review_sections
@@ -28,7 +29,7 @@ def analysis_config(p: Protocol, planned: int | None = None) -> AnalysisConfig:
         states=tuple(p.states.order), benchmark=p.gold.benchmark, draws=p.bootstrap.draws,
         seed=p.bootstrap.seed, bootstrap=p.bootstrap.method,
         permutations=p.bootstrap.permutations, gate=effective_gate(p),
-        primary_judge=p.judge.name if p.judge.kind != "none" else None,
+        primary_judge=p.judge.name if judge_kind(p.judge.kind).labels else None,
         looks=p.design.looks, planned_questions=planned if p.design.looks > 1 else None)
 
 

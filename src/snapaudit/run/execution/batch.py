@@ -43,12 +43,13 @@ from snapaudit.run.execution.schedule import derive_seed
 from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.record.ledger.batches import BatchMember, BatchRow, NewRequest
 from snapaudit.systems.config import RunConfig
+from snapaudit.systems.failure import R
 from snapaudit.systems.redact import redact
 from snapaudit.testbed.generate.batch_api import BatchProvider
 from snapaudit.testbed.generate.batch_results import BatchResults
 
-ENDED_REASONS = {"expired": "batch_expired", "cancelled": "batch_cancelled",
-                 "failed": "batch_failed"}
+ENDED_REASONS = {"expired": R.BATCH_EXPIRED, "cancelled": R.BATCH_CANCELLED,
+                 "failed": R.BATCH_FAILED}
 
 
 def custom_id(tag: str, stage: str, cell_key: str, attempt_no: int) -> str:
@@ -130,7 +131,8 @@ class BatchDriver:
                     raise BackendError(
                         f"the batch API of {batch.provider} ({batch.endpoint}) failed "
                         f"{self.api_errors} times in a row ({exc.reason}: "
-                        f"{redact(exc.detail)[:200]}); its batches are kept: run again to "
+                        f"{redact(exc.detail, self.policy.secrets)[:200]}); its batches are "
+                        "kept: run again to "
                         "resume them") from None
                 continue
             self.api_errors = 0
@@ -237,7 +239,7 @@ class BatchDriver:
         self.log.accepted += accepted
         for key, reason, detail in failed:  # written first: the batch's results are kept
             self.failures[key] += 1
-            fatal = self.log.record(key, reason, detail)
+            fatal = self.log.record(key, reason, detail, self.tasks[key].endpoint)
             if fatal is not None:
                 raise FailFastError(self.stage, fatal, self.log.identical, self.log.cells)
         self.progress.advance(accepted)
@@ -254,7 +256,7 @@ class BatchDriver:
         try:
             got = results.get(m.custom_id)
             if got is None:
-                raise TransportInvalid(ENDED_REASONS.get(status, "batch_missing_result"),
+                raise TransportInvalid(ENDED_REASONS.get(status, R.BATCH_MISSING_RESULT),
                                        detail=f"no result for {m.custom_id} in batch "
                                        f"{batch.provider_batch_id} ({status})")
             if isinstance(got, TransportInvalid):
@@ -262,7 +264,7 @@ class BatchDriver:
             request = task.batch.build(m.attempt_no, seed)
             cell = task.batch.finish(provider.parse(request, got), m.attempt_no, seed)
         except TransportInvalid as exc:
-            detail = redact(exc.detail)[:500]
+            detail = redact(exc.detail, self.policy.secrets)[:500]
             failed.append((m.cell_key, exc.reason, detail))
             return partial(Ledger.finish_attempt_op, attempt_id=m.attempt_id,
                            outcome="transport_invalid", reason=exc.reason, error=detail or None)

@@ -1,7 +1,7 @@
 """A circuit breaker per endpoint: a stage backs off as a whole when an endpoint is down.
 
-After ``failures`` consecutive transient failures on one endpoint
-(:func:`snapaudit.run.execution.failures.endpoint_of`; the transient reasons of
+After ``failures`` consecutive transient failures on one endpoint (the one its cells name,
+``CellTask.endpoint``; the transient reasons of
 :data:`snapaudit.systems.failure.TRANSIENT`, less a Retry-After over the cap) the endpoint's
 breaker **opens**: every cell of that endpoint waits, holding its concurrency slot and
 without spending an attempt, so no further cell is dispatched into the outage. After
@@ -9,7 +9,8 @@ without spending an attempt, so no further cell is dispatched into the outage. A
 **probe** attempt (half-open): a success, or any answer that is not a transient failure,
 closes the breaker and releases every waiting cell; a transient failure opens it again with
 the wait doubled, up to ``backoff_max_s``. A failed probe does not count against the
-probing cell's ``max_attempts`` (the outage budget bounds it instead), and the probe goes
+probing cell's ``max_attempts`` (the outage budget bounds it instead; its attempt row is
+marked ``failed_probe`` and ``snapaudit status`` counts it apart), and the probe goes
 to the cells in the order they began to wait. When the endpoint has been failing for
 ``max_wait_s`` since the breaker opened (the last probe is made at that moment) the stage
 stops with :class:`~snapaudit.errors.EndpointDownError` naming the endpoint and its last
@@ -27,7 +28,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from snapaudit.errors import EndpointDownError
-from snapaudit.run.execution.failures import endpoint_of
 from snapaudit.systems.config import RunConfig
 from snapaudit.systems.failure import R, is_transient
 
@@ -185,8 +185,8 @@ class Breakers:
         self.by_endpoint: dict[str, Breaker] = {}
         self.active = False  # a failure was seen: successes must reset streaks
 
-    async def admit(self, cell_key: str) -> bool:
-        breaker = self.by_endpoint.get(endpoint_of(self.stage, cell_key))
+    async def admit(self, endpoint: str) -> bool:
+        breaker = self.by_endpoint.get(endpoint)
         return False if breaker is None else await breaker.admit()
 
     def stop(self) -> None:
@@ -194,16 +194,15 @@ class Breakers:
         for breaker in self.by_endpoint.values():
             breaker.stop()
 
-    def succeeded(self, cell_key: str, probe: bool) -> None:
-        breaker = self.by_endpoint.get(endpoint_of(self.stage, cell_key))
+    def succeeded(self, endpoint: str, probe: bool) -> None:
+        breaker = self.by_endpoint.get(endpoint)
         if breaker is not None:
             breaker.succeeded(probe)
 
-    def failed(self, cell_key: str, reason: str, retry_after: float | None, probe: bool,
+    def failed(self, endpoint: str, reason: str, retry_after: float | None, probe: bool,
                error: str) -> None:
         if self.policy.failures <= 0:
             return
-        endpoint = endpoint_of(self.stage, cell_key)
         breaker = self.by_endpoint.get(endpoint)
         if breaker is None:
             breaker = self.by_endpoint[endpoint] = Breaker(self.stage, endpoint, self.policy)

@@ -1,5 +1,8 @@
 """Failed attempts of one stage: reasons by count, the last error per endpoint, fail fast.
 
+The endpoint of a failure is the one its cell names (``CellTask.endpoint``); cell keys are
+opaque here.
+
 **Fail fast.** When a stage has no accepted cell yet (in this invocation or an earlier one)
 and the last :data:`FAIL_FAST_FAILURES` failures carry one identical error (same reason
 and same detail, e.g. HTTP 500 with the same body), and at least :data:`FAIL_FAST_CELLS`
@@ -25,25 +28,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from snapaudit.run.stages.keys import AnswerKey, RetrievalKey
 from snapaudit.systems.failure import is_transient
 
 FAIL_FAST_FAILURES = 8
 FAIL_FAST_CELLS = 3
 ERROR_CHARS = 300
-
-
-def endpoint_of(stage: str, cell_key: str) -> str:
-    """The endpoint a cell was sent to: the state of an answer or retrieval cell
-    (``qid|state|repeat``, ``qid|state|pN``), else the stage (one judge endpoint)."""
-    try:
-        if stage == "answer":
-            return AnswerKey.decode(cell_key).state
-        if stage == "retrieval":
-            return RetrievalKey.decode(cell_key).state
-    except ValueError:
-        pass
-    return stage
 
 
 def describe(reason: str, detail: str | None) -> str:
@@ -69,10 +58,12 @@ class FailureLog:
     _retried: set[str] = field(default_factory=set)  # cells whose retry failed identically
     _first: dict[str, tuple[str, str]] = field(default_factory=dict)  # before any success
 
-    def record(self, cell_key: str, reason: str, detail: str | None) -> str | None:
-        """Count one failure; returns the error to fail fast with, or None to go on."""
+    def record(self, cell_key: str, reason: str, detail: str | None,
+               endpoint: str | None = None) -> str | None:
+        """Count one failure of a cell sent to ``endpoint`` (None: the stage's one
+        endpoint); returns the error to fail fast with, or None to go on."""
         self.reasons[reason] += 1
-        self.last_error[endpoint_of(self.stage, cell_key)] = describe(reason, detail)
+        self.last_error[endpoint or self.stage] = describe(reason, detail)
         if self.accepted or is_transient(reason):
             self._same, self._run, self._cells, self._retried = None, 0, set(), set()
             if self.accepted:

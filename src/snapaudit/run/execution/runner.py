@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -36,7 +36,8 @@ from snapaudit.run.execution.failures import FailureLog, describe
 from snapaudit.run.execution.gcpacing import paced_gc as paced_gc  # re-exported (tests, benches)
 from snapaudit.run.execution.gcpacing import stage_gc
 from snapaudit.run.execution.schedule import derive_seed
-from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.record.ledger import FAILED_PROBE, Ledger
+from snapaudit.systems.failure import FailureReason, R
 from snapaudit.systems.redact import redact
 from snapaudit.systems.transport import TokenBucket
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
@@ -58,13 +59,15 @@ class CellTask:
     """One cell: its key, its secret-free request (hashed into the attempt row), and the call.
 
     ``call(attempt_no, seed)`` makes exactly one attempt and raises TransportInvalid on a
-    retryable failure.
+    retryable failure. ``endpoint``: what it calls, for the circuit breakers and the last
+    error per endpoint (None: the stage's one endpoint); the runner never reads the key.
     """
 
     cell_key: str
     request: dict[str, Any]
     call: Callable[[int, int], Awaitable[CellResult]]
     batch: BatchCall | None = None  # the same cell through a provider batch (run.batch)
+    endpoint: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +91,8 @@ class RetryPolicy:
     design_seed: int = 0
     max_retry_after_s: float = 300.0
     breaker: BreakerPolicy = field(default_factory=BreakerPolicy)
+    # the run's secrets (RunResources.secrets): masked in every error recorded or shown
+    secrets: Iterable[str] = ()
 
     def backoff(self, failures: int, retry_after: float | None) -> float:
         delay = min(self.backoff_max_s, self.backoff_base_s * 2.0 ** (failures - 1))
@@ -208,7 +213,7 @@ async def _drive(
     ``max_attempts``."""
     request_hash = sha256_json(task.request)
     retry_after: float | None = None
-    key = task.cell_key
+    key, endpoint = task.cell_key, task.endpoint or stage
     failures, probe_failed = 0, False
     while failures < policy.max_attempts:
         if failures and not probe_failed:
@@ -218,7 +223,7 @@ async def _drive(
                 await sem.acquire()
             else:  # nothing accepted yet: the retry comes before another cell is sent
                 await asyncio.sleep(policy.backoff(failures, retry_after))
-        probe = await breakers.admit(key) if breakers.active else False
+        probe = await breakers.admit(endpoint) if breakers.active else False
         probe_failed = False
         await bucket.acquire()
         attempt_id, attempt_no, seed_index = await writer.call(
@@ -230,32 +235,27 @@ async def _drive(
             result = await task.call(attempt_no, seed)
         except TransportInvalid as exc:
             counts["invalid"] += 1
-            reason, detail, retry_after = exc.reason, redact(exc.detail)[:500], exc.retry_after
-            over_cap = retry_after is not None and retry_after > policy.max_retry_after_s
-            if over_cap:
-                detail = (f"{reason}: the server asked to wait {retry_after:g} s (Retry-After), "
-                          f"over run.max_retry_after_s = {policy.max_retry_after_s:g}; not "
-                          "retried in this run")
-                reason = "retry_after_over_cap"
+            failure, retry_after = _Failure.of(exc, policy, probe), exc.retry_after
             await writer.call(partial(
                 Ledger.finish_attempt_op, attempt_id=attempt_id, outcome="transport_invalid",
-                reason=reason, error=detail or None, latency_s=time.monotonic() - start,
-                meta={"traceback": exc.traceback} if exc.traceback else None))
-            shown = detail or redact(exc.body)[:500]
-            breakers.failed(key, reason, retry_after, probe, describe(reason, shown))
-            fatal = log.record(key, reason, shown)
+                reason=failure.reason, error=failure.detail or None,
+                latency_s=time.monotonic() - start, meta=failure.meta(exc)))
+            shown = failure.detail or redact(exc.body, policy.secrets)[:500]
+            breakers.failed(endpoint, failure.reason, retry_after, probe,
+                            describe(failure.reason, shown))
+            fatal = log.record(key, failure.reason, shown, endpoint)
             if fatal is not None:
                 raise FailFastError(stage, fatal, log.identical, log.cells) from None
-            if over_cap:
+            if failure.over_cap:
                 return False
-            probe_failed = probe and opens_breaker(reason)
+            probe_failed = failure.probe
             if not probe_failed:
                 failures += 1
             continue
         except Exception as exc:
             await writer.call(partial(
                 Ledger.finish_attempt_op, attempt_id=attempt_id, outcome="error",
-                reason=type(exc).__name__, error=redact(str(exc))[:500],
+                reason=type(exc).__name__, error=redact(str(exc), policy.secrets)[:500],
                 latency_s=time.monotonic() - start))
             raise
         latency = result.latency_s if result.latency_s is not None else time.monotonic() - start
@@ -264,11 +264,40 @@ async def _drive(
             payload=result.payload, usage=result.usage, latency_s=latency,
             meta=result.meta or None))
         if breakers.active:
-            breakers.succeeded(key, probe)
+            breakers.succeeded(endpoint, probe)
         counts["accepted"] += 1
         log.accepted += 1
         return True
     return False
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    """One transport-invalid attempt as the ledger records it."""
+
+    reason: FailureReason
+    detail: str
+    over_cap: bool  # a Retry-After past max_retry_after_s: not retried in this invocation
+    probe: bool  # a failed breaker probe: not one of the cell's max_attempts (marked so)
+
+    @classmethod
+    def of(cls, exc: TransportInvalid, policy: RetryPolicy, probe: bool) -> _Failure:
+        reason, detail, wait = exc.reason, redact(exc.detail, policy.secrets)[:500], \
+            exc.retry_after
+        over_cap = wait is not None and wait > policy.max_retry_after_s
+        if over_cap:
+            detail = (f"{reason}: the server asked to wait {wait:g} s (Retry-After), over "
+                      f"run.max_retry_after_s = {policy.max_retry_after_s:g}; not retried in "
+                      "this run")
+            reason = R.RETRY_AFTER_OVER_CAP
+        return cls(reason, detail, over_cap, probe and opens_breaker(reason))
+
+    def meta(self, exc: TransportInvalid) -> dict[str, Any] | None:
+        """The attempt's meta: a Python system's traceback; the failed-probe mark."""
+        meta: dict[str, Any] = {"traceback": exc.traceback} if exc.traceback else {}
+        if self.probe:
+            meta[FAILED_PROBE] = True
+        return meta or None
 
 
 def _begin(ledger: Ledger, stage: str, key: str, request_hash: str) -> tuple[int, int, int]:

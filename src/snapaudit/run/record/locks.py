@@ -5,11 +5,18 @@ them the optional ``attribution`` of ``snapaudit attribute``). A sequential desi
 (``[design] looks = K``) first records one ``look`` lock per look taken (its number, its
 questions, the hash of the answers and labels it read and of its result), before them. It stores
 ``depends`` (hashes of everything the stage depended on: protocol, cohort manifest, system
-specs, code version, bootstrap stream), ``content`` (hashes of the ledger content it closes,
+specs, code version, bootstrap stream), ``content`` (hashes of what the stage accepted,
 plus stage extras such as the gold file hash) and ``prev_hash``, the hash of the previous
 lock. The record hash is the SHA-256 of the record's canonical JSON, so editing any earlier
 row or lock breaks every later lock. :func:`verify_chain` is a pure function over stored
 records and freshly computed hashes, reused by the artifact verifier.
+
+A lock of ``schema_version`` 2 binds only what was accepted (each cell's key and payload
+hash, ``accepted_sha256``, and ``n_cells``): a run killed and resumed, whose accepted
+answers are those of an uninterrupted run, has the same lock hashes. How they were reached
+(which attempt was accepted, ``cells_sha256``; every attempt row, ``attempts_sha256``,
+``n_attempts``) is its ``history``, stored beside the record, outside its hash, and checked
+against the ledger like ``content``. A version-1 lock (older runs) bound both in ``content``.
 
 The second half binds a run directory: the protocol, ``protocol.resolved.toml`` and
 ``cohort.json`` are checked against what the ledger recorded when the run began.
@@ -23,12 +30,18 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import (
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
 
 from snapaudit import atomic
 from snapaudit._model import Frozen
 from snapaudit.errors import IntegrityError, ProtocolMismatchError
 from snapaudit.hashing import canonical_json, sha256_file, sha256_json
+from snapaudit.judge.registry import judge_kind
 from snapaudit.run.record import cohort
 from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.record.ledger.cells import Publish
@@ -53,17 +66,49 @@ STAGE_ORDER: tuple[str, ...] = ("look", "retrieval", "answer", "semantic", "gold
 REPEATED = ("look",)  # stages locked once per look, in order
 
 
+# content keys of the ledger (Ledger.content_hashes; attribution's carry a prefix): what a
+# version-2 lock keeps beside its record, and what only a version-2 lock binds
+HISTORY_KEYS = ("cells_sha256", "attempts_sha256", "n_attempts")
+ACCEPTED_KEYS = ("accepted_sha256",)
+
+
+def _is(key: str, names: Sequence[str]) -> bool:
+    return any(key == n or key.endswith("_" + n) for n in names)
+
+
+def split_content(content: Mapping[str, str], version: int = 2
+                  ) -> tuple[dict[str, str], dict[str, str]]:
+    """``(content, history)`` of a lock of ``version`` from a stage's full content hashes."""
+    if version == 1:
+        return {k: v for k, v in content.items() if not _is(k, ACCEPTED_KEYS)}, {}
+    return ({k: v for k, v in content.items() if not _is(k, HISTORY_KEYS)},
+            {k: v for k, v in content.items() if _is(k, HISTORY_KEYS)})
+
+
 class LockRecord(Frozen):
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1, 2] = 2
     seq: int
     stage: LockStage
     depends: dict[str, str]
     content: dict[str, str]
     prev_hash: str | None
+    history: dict[str, str] | None = None  # version 2: beside the record, not in its hash
+
+    @model_serializer(mode="wrap")
+    def _no_empty_history(self, handler: SerializerFunctionWrapHandler,
+                          info: SerializationInfo) -> Any:
+        """A version-1 record is stored as it always was (no ``history`` key)."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("history") is None:
+            data.pop("history", None)
+        return data
 
 
 def record_hash(record: LockRecord) -> str:
-    return sha256_json(record.model_dump(mode="json"))
+    """SHA-256 of the record's canonical JSON, its ``history`` left out."""
+    data = record.model_dump(mode="json")
+    data.pop("history", None)
+    return sha256_json(data)
 
 
 def make_lock(
@@ -72,18 +117,27 @@ def make_lock(
     content: Mapping[str, str],
     chain: Sequence[LockRecord],
 ) -> tuple[LockRecord, str]:
-    """The next lock of ``chain`` and its hash."""
+    """The next lock of ``chain`` and its hash (``content``: the stage's full content
+    hashes; what was accepted goes into the record, how into its ``history``)."""
     if stage not in REPEATED and any(r.stage == stage for r in chain):
         raise IntegrityError(f"stage {stage} is already locked")
     prev = record_hash(chain[-1]) if chain else None
+    bound, history = split_content(content)
     record = LockRecord(seq=len(chain) + 1, stage=stage, depends=dict(depends),
-                        content=dict(content), prev_hash=prev)
+                        content=bound, prev_hash=prev, history=history or None)
     return record, record_hash(record)
 
 
 def _diff(kind: str, stage: str, stored: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
     keys = sorted(k for k in set(stored) | set(now) if stored.get(k) != now.get(k))
     return [f"{stage} lock: {kind} '{k}' changed" for k in keys]
+
+
+def _content_problems(rec: LockRecord, now: Mapping[str, str]) -> list[str]:
+    """``rec``'s content (and history) against the stage's content hashes now."""
+    bound, history = split_content(now, rec.schema_version)
+    return (_diff("ledger content", rec.stage, rec.content, bound)
+            + _diff("attempt history", rec.stage, rec.history or {}, history))
 
 
 def verify_chain(
@@ -95,8 +149,9 @@ def verify_chain(
 
     Checks each record parses, its hash matches the stored hash, ``seq`` counts 1, 2, ...,
     ``prev_hash`` equals the previous record's hash, stages are in order, and, when given,
-    that each lock's ``content`` equals ``content[stage]`` (recomputed from the ledger) and
-    its ``depends`` equals ``depends``. Raises IntegrityError listing every problem.
+    that each lock's ``content`` and ``history`` equal those of ``content[stage]`` (the
+    stage's content hashes recomputed from the ledger, :func:`split_content`) and its
+    ``depends`` equals ``depends``. Raises IntegrityError listing every problem.
     """
     problems: list[str] = []
     records: list[LockRecord] = []
@@ -122,7 +177,7 @@ def verify_chain(
         last_order = order
         key = content_key(rec)
         if content is not None and key in content:
-            problems += _diff("ledger content", key, rec.content, content[key])
+            problems += _content_problems(rec, content[key])
         if depends is not None:
             problems += _diff("dependency", name, rec.depends, depends)
         records.append(rec)
@@ -226,7 +281,7 @@ def attribution_content(ledger: Ledger, protocol: Protocol) -> dict[str, str]:
     """What the ``attribution`` lock binds: its answer cells and, with a judge, its
     ``attribution:judge:<name>`` cells (``snapaudit attribute``)."""
     content = {f"answers_{k}": v for k, v in ledger.content_hashes("attribution").items()}
-    if protocol.judge.kind in ("llm", "rule"):
+    if judge_kind(protocol.judge.kind).packets:
         stage = f"attribution:judge:{protocol.judge.name}"
         content |= {f"judge_{k}": v for k, v in ledger.content_hashes(stage).items()}
     return content

@@ -27,6 +27,7 @@ from snapaudit._model import Frozen, describe_error
 from snapaudit.errors import ProtocolError
 from snapaudit.hashing import sha256_json
 from snapaudit.judge.config import JudgeConfig
+from snapaudit.judge.registry import judge_kind
 from snapaudit.names import check_name
 from snapaudit.run.record.gatespec import GateSpec
 from snapaudit.run.record.toml_text import toml_text
@@ -133,8 +134,7 @@ class BootstrapConfig(Frozen):
 
 
 def _system_tag(value: Any) -> str:
-    keys = value if isinstance(value, dict) else vars(value)
-    return "python" if "target" in keys else "http"
+    return "python" if "target" in (value if isinstance(value, dict) else vars(value)) else "http"
 
 
 # a [systems.<state>] table: a Python target, else an HTTP endpoint
@@ -186,10 +186,10 @@ class Protocol(Frozen):
             missing = [s for s in states if s not in self.testbed.states]
             if missing:
                 raise ValueError(f"testbed.states lacks states of states.order: {missing}")
-        if self.judge.kind == "labels" and not self.judge.labels_path:
-            raise ValueError("judge.kind = 'labels' needs judge.labels_path")
-        if self.judge.kind == "llm" and self.judge.generator is None:
-            raise ValueError("judge.kind = 'llm' needs [judge.generator]")
+        if judge_kind(self.judge.kind).from_file and not self.judge.labels_path:
+            raise ValueError(f"judge.kind = {self.judge.kind!r} needs judge.labels_path")
+        if judge_kind(self.judge.kind).generator and self.judge.generator is None:
+            raise ValueError(f"judge.kind = {self.judge.kind!r} needs [judge.generator]")
         return self
 
 

@@ -22,11 +22,14 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from snapaudit.errors import IntegrityError
 from snapaudit.hashing import sha256_json
 from snapaudit.run.record.ledger.faults import in_immediate_transaction, sqlite_error
+
+if TYPE_CHECKING:
+    from snapaudit.run.record.ledger import Ledger
 
 T = TypeVar("T")
 
@@ -220,3 +223,13 @@ def read_review_tables(path: Path) -> tuple[list[DecisionRow], list[LabelLock]]:
     finally:
         db.close()
     return decisions, locks
+
+
+def checked_label_locks(ledger: Ledger) -> list[LabelLock]:
+    """Every annotator's label lock, each checked against the accepted cells of its stage
+    now (IntegrityError when they changed after the lock)."""
+    _rows, locks = read_review_tables(ledger.path)
+    for lock in locks:
+        if label_lock_content(ledger.content_hashes(lock.stage)) != lock.content_sha256:
+            raise IntegrityError(f"the labels of {lock.stage} changed after they were locked")
+    return locks

@@ -9,18 +9,19 @@ reported, and decoded back into :class:`~snapaudit.tables.AnswerRow` by :func:`a
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from snapaudit.run.execution.batch_calls import BatchCalls
 from snapaudit.run.execution.runner import CellResult
 from snapaudit.run.execution.schedule import answer_schedule
 from snapaudit.run.record import cohort
 from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.record.locks import answer_publisher
 from snapaudit.run.stages.base import Cell, Stage, run_stage
-from snapaudit.run.stages.keys import AnswerKey
-from snapaudit.run.stages.payloads import answer_result, payload_steps
+from snapaudit.run.stages.batch_calls import BatchCalls, billed_model
+from snapaudit.run.stages.keys import AnswerKey, AttributionKey
+from snapaudit.run.stages.payloads import answer_result, doc_hashes_of, payload_steps
 from snapaudit.systems.base import AnswerCall, Evidence, System
 from snapaudit.tables import AnswerRow
 
@@ -28,21 +29,48 @@ if TYPE_CHECKING:
     from snapaudit.run.context import RunContext
 
 STAGE = "answer"
+A = TypeVar("A", AnswerKey, AttributionKey)
+SeedHook = Callable[[int], int]  # the runner's seed of an attempt -> the seed drawn with
 
 
-def answer_cell(system: System, key: AnswerKey, question: str, evidence: Evidence | None,
-                max_bytes: int, batch: BatchCalls | None = None) -> Cell[AnswerKey]:
-    """One answer cell; through a provider batch when ``batch`` can carry it."""
-    qid, state, repeat = key.question_id, key.state, key.repeat
+def ask(key: AnswerKey, question: str, evidence: Evidence | None) -> AnswerCall:
+    """What an answer cell of ``key`` asks its state's system (attempt and seed: per attempt)."""
+    return AnswerCall(key.question_id, question, key.state, key.repeat, 0, 0, evidence)
+
+
+def answer_cell(system: System, key: A, asked: AnswerCall, max_bytes: int, *,
+                extra: Mapping[str, Any] | None = None, seed_of: SeedHook | None = None,
+                batch: BatchCalls | None = None, endpoint: str | None = None,
+                steps: bool = True) -> Cell[A]:
+    """One answer cell: ``system`` answers ``asked`` with each attempt's number and seed.
+
+    The request is the key's fields and ``extra``; ``seed_of`` maps the seed the runner
+    derived for an attempt to the one the system draws with (the attribution's hook: the
+    edited state's seed); the cell goes through a provider batch when ``batch`` can carry it.
+    ``steps=False`` keeps no trajectory (a counterfactual answer is attributed alone).
+    """
+    def attempt_of(attempt: int, seed: int) -> AnswerCall:
+        return replace(asked, attempt=attempt, seed=seed if seed_of is None else seed_of(seed))
 
     async def call(attempt: int, seed: int) -> CellResult:
-        out = await system.answer(AnswerCall(qid, question, state, repeat, attempt, seed,
-                                             evidence))
-        return answer_result(out, max_bytes)
+        return answer_result(await system.answer(attempt_of(attempt, seed)), max_bytes,
+                             steps=steps)
 
-    batched = batch.answer(system, qid, question, state, repeat, evidence, max_bytes) \
-        if batch is not None else None
-    return Cell(key, {"question_id": qid, "state": state, "repeat": repeat}, call, batched)
+    batched = batch.answer(system, attempt_of, max_bytes) if batch is not None else None
+    return Cell(key, {**key.fields(), **(extra or {})}, call, batched, endpoint)
+
+
+def answer_cells(systems: Mapping[str, System], questions: Mapping[str, str],
+                 states: Sequence[str], repeats: int,
+                 evidence: Mapping[tuple[str, str], Evidence | None], max_bytes: int,
+                 batch: BatchCalls | None = None) -> list[Cell[AnswerKey]]:
+    """Every answer cell of the schedule (``questions``: id -> text, in cohort order); each
+    names its state as its endpoint (each state's own system)."""
+    keys = [AnswerKey(sc.question_id, sc.state, sc.repeat)
+            for sc in answer_schedule(list(questions), states, repeats)]
+    return [answer_cell(systems[k.state], k,
+                        ask(k, questions[k.question_id], evidence.get((k.question_id, k.state))),
+                        max_bytes, batch=batch, endpoint=k.state) for k in keys]
 
 
 async def answer_stage(run: RunContext, evidence: Mapping[tuple[str, str], Evidence | None],
@@ -50,14 +78,11 @@ async def answer_stage(run: RunContext, evidence: Mapping[tuple[str, str], Evide
     """Every scheduled answer cell, then the answer lock."""
     text = {q.question_id: q.question for q in run.questions}
     batch = BatchCalls(run.protocol)  # run.mode = "batch": provider batch APIs
-    cells = [answer_cell(run.systems[sc.state], AnswerKey(sc.question_id, sc.state, sc.repeat),
-                         text[sc.question_id], evidence.get((sc.question_id, sc.state)),
-                         max_bytes, batch)
-             for sc in answer_schedule(list(text), run.protocol.states.order,
-                                       run.protocol.design.repeats)]
+    cells = answer_cells(run.systems, text, run.protocol.states.order,
+                         run.protocol.design.repeats, evidence, max_bytes, batch)
     per_endpoint = run.protocol.system.kind == "http"
-    await run_stage(run.ledger, Stage(STAGE, cells), run.policy(not per_endpoint),
-                    run.progress, run.protocol.run)
+    await run_stage(run.ledger, Stage(STAGE, cells, model=billed_model(run.systems.values())),
+                    run.policy(not per_endpoint), run.progress, run.protocol.run)
     run.lock("answer", run.ledger.content_hashes(STAGE, answer_publisher(run.protocol)))
 
 
@@ -79,7 +104,7 @@ def answer_rows(ledger: Ledger, questions: Sequence[cohort.Question] | Mapping[s
         rows.append(AnswerRow(key.question_id, key.state, key.repeat, cell.payload["answer"],
                               tuple(ids) if ids is not None else None,
                               text.get(key.question_id), cluster.get(key.question_id),
-                              payload_steps(cell.payload)))
+                              doc_hashes_of(cell.payload), payload_steps(cell.payload)))
     if order is None:
         return rows
     return sorted(rows, key=lambda r: (order.get(r.question_id, -1), r.state, r.repeat))

@@ -6,7 +6,11 @@ key ``qid|variant|repeat`` (variants of :func:`snapaudit.stats.attribution.count
 request ``{"question_id", "variant", "repeat", "doc_ids", "evidence": sha256(rendered)}``,
 payload as an answer cell's; ``attribution:judge:<judge>`` one blind packet per
 (question, variant), key ``qid|variant``, holding the old answers, the new answers and the
-variant's answers (state :data:`CF_STATE`), payload as a judge cell's.
+variant's answers (state :data:`CF_STATE`), payload as a judge cell's. The keys are the one
+codec's (:class:`~snapaudit.run.stages.keys.AttributionKey`, ``AttributionJudgeKey``); the
+cells are built by the answer and judge cell code (:func:`~snapaudit.run.stages.answer.answer_cell`
+with a seed hook, :func:`~snapaudit.run.stages.judge.judge_cell`) and executed by
+:func:`~snapaudit.run.stages.base.run_stage`.
 
 Common random numbers: the first attempt of a counterfactual cell draws with the seed that
 the answer of the same question and repeat was drawn with in the state the variant is built
@@ -25,13 +29,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from snapaudit.hashing import sha256_json
-from snapaudit.judge.base import Judge, judge_with_usage
+from snapaudit.judge.base import Judge
 from snapaudit.judge.packets import LABELS, build_packet
-from snapaudit.run.execution.runner import CellResult, CellTask
 from snapaudit.run.execution.schedule import derive_seed
 from snapaudit.run.record.ledger import Ledger
-from snapaudit.run.stages.keys import AnswerKey, JudgeKey
-from snapaudit.run.stages.payloads import answer_result, decode_labels, labels_payload
+from snapaudit.run.stages.answer import SeedHook, answer_cell
+from snapaudit.run.stages.base import Cell
+from snapaudit.run.stages.judge import judge_cell
+from snapaudit.run.stages.keys import AnswerKey, AttributionJudgeKey, AttributionKey
+from snapaudit.run.stages.payloads import decode_labels
 from snapaudit.stats.attribution import Agreement, counterfactual_lists, majority_agreement
 from snapaudit.systems.base import AnswerCall, Evidence, System
 from snapaudit.tables import AnswerRef, AnswerRow
@@ -43,43 +49,6 @@ CF_STATE = "~counterfactual"  # the counterfactual answers' state in a blind pac
 
 def judge_stage(judge: str) -> str:
     return f"{STAGE}:judge:{judge}"
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class AttributionKey:
-    """One counterfactual answer: ``qid|variant|repeat``."""
-
-    question_id: str
-    variant: str
-    repeat: int
-
-    def encode(self) -> str:
-        return f"{self.question_id}|{self.variant}|{self.repeat}"
-
-    @classmethod
-    def decode(cls, text: str) -> AttributionKey:
-        parts = text.rsplit("|", 2)
-        if len(parts) != 3 or not parts[2].isdigit():
-            raise ValueError(f"not an attribution cell key: {text!r}")
-        return cls(parts[0], parts[1], int(parts[2]))
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class AttributionJudgeKey:
-    """The judge packet of one variant: ``qid|variant``."""
-
-    question_id: str
-    variant: str
-
-    def encode(self) -> str:
-        return f"{self.question_id}|{self.variant}"
-
-    @classmethod
-    def decode(cls, text: str) -> AttributionJudgeKey:
-        qid, sep, variant = text.rpartition("|")
-        if not sep:
-            raise ValueError(f"not an attribution judge cell key: {text!r}")
-        return cls(qid, variant)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,38 +93,33 @@ def state_seeds(ledger: Ledger, design_seed: int, states: Sequence[str]
 
 def answer_cells(system: System, states: tuple[str, str], plans: Sequence[QuestionPlan],
                  repeats: int, max_bytes: int, seeds: Mapping[tuple[str, str, int], int],
-                 design_seed: int) -> list[CellTask]:
+                 design_seed: int) -> list[Cell[AttributionKey]]:
     """Every counterfactual answer cell, question by question, variant by variant, answered
     by ``system`` (the new state's); ``states`` = (old, new), ``seeds`` as
     :func:`state_seeds` gives them."""
-    cells: list[CellTask] = []
+    cells: list[Cell[AttributionKey]] = []
     for plan in plans:
         for variant, evidence in plan.variants.items():
             ref = states[0] if reference_side(variant) == "old" else states[1]
             for repeat in range(1, repeats + 1):
-                key = AttributionKey(plan.question_id, variant, repeat).encode()
-                cells.append(_answer_cell(
-                    system, states[1], plan, variant, evidence, repeat, max_bytes, ref,
-                    seeds[(plan.question_id, ref, repeat)],
-                    derive_seed(design_seed, STAGE, key, 1)))
+                key = AttributionKey(plan.question_id, variant, repeat)
+                asked = AnswerCall(plan.question_id, plan.question, states[1], repeat, 0, 0,
+                                   evidence)
+                seed = seeds[(plan.question_id, ref, repeat)]
+                extra = {"doc_ids": list(evidence.doc_ids),
+                         "evidence": sha256_json(evidence.rendered),
+                         "seed": {"state": ref, "seed": seed}}
+                cells.append(answer_cell(system, key, asked, max_bytes, extra=extra,
+                                         seed_of=edited_seed(design_seed, key, seed),
+                                         steps=False))
     return cells
 
 
-def _answer_cell(system: System, state: str, plan: QuestionPlan, variant: str,
-                 evidence: Evidence, repeat: int, max_bytes: int, reference: str,
-                 reference_seed: int, first_seed: int) -> CellTask:
-    qid = plan.question_id
-
-    async def call(attempt: int, seed: int) -> CellResult:
-        drawn = reference_seed if seed == first_seed else seed  # first seed index: the state's
-        out = await system.answer(AnswerCall(qid, plan.question, state, repeat, attempt, drawn,
-                                             evidence))
-        return answer_result(out, max_bytes, steps=False)  # answers alone are attributed
-
-    request = {"question_id": qid, "variant": variant, "repeat": repeat,
-               "doc_ids": list(evidence.doc_ids), "evidence": sha256_json(evidence.rendered),
-               "seed": {"state": reference, "seed": reference_seed}}
-    return CellTask(AttributionKey(qid, variant, repeat).encode(), request, call)
+def edited_seed(design_seed: int, key: AttributionKey, reference_seed: int) -> SeedHook:
+    """The seed hook of a counterfactual cell: its first seed index draws with the reference
+    state's seed (common random numbers), a later one with the stage's own seed."""
+    first = derive_seed(design_seed, STAGE, key.encode(), 1)
+    return lambda seed: reference_seed if seed == first else seed
 
 
 Payloads = Iterable[tuple[str, Mapping[str, Any]]]  # (cell key, payload) of accepted cells
@@ -204,10 +168,11 @@ def endpoint_answers(rows: Iterable[AnswerRow], old: str, new: str
 def judge_cells(judge: Judge, plans: Sequence[QuestionPlan],
                 answers: Mapping[tuple[str, str], Sequence[tuple[AnswerRef, str]]],
                 cf: Mapping[tuple[str, str], Mapping[int, str]], seed: int
-                ) -> list[CellTask]:
+                ) -> list[Cell[AttributionJudgeKey]]:
     """One blind packet per (question, variant): old, new and counterfactual answers.
-    ``answers``: (question, "old"|"new") -> the locked answers of that endpoint."""
-    cells: list[CellTask] = []
+    ``answers``: (question, "old"|"new") -> the locked answers of that endpoint. The packet
+    is built for the id ``qid|variant`` (its own label permutation), never split."""
+    cells: list[Cell[AttributionJudgeKey]] = []
     for plan in plans:
         qid = plan.question_id
         base = [*answers[(qid, "old")], *answers[(qid, "new")]]
@@ -216,23 +181,10 @@ def judge_cells(judge: Judge, plans: Sequence[QuestionPlan],
             if len(base) + len(mine) > len(LABELS):
                 raise ValueError(f"question {qid}: {len(base) + len(mine)} answers do not fit "
                                  f"one judge packet ({len(LABELS)} at most)")
-            cells.append(_judge_cell(judge, AttributionJudgeKey(qid, variant), plan.question,
-                                     [*base, *mine], seed))
+            key = AttributionJudgeKey(qid, variant)
+            packet = build_packet(key.encode(), plan.question, [*base, *mine], seed)
+            cells.append(judge_cell(judge, key, packet))
     return cells
-
-
-def _judge_cell(judge: Judge, key: AttributionJudgeKey, question: str,
-                answers: Sequence[tuple[AnswerRef, str]], seed: int) -> CellTask:
-    blind, mapping = build_packet(key.encode(), question, answers, seed)
-
-    async def call(attempt: int, seed_: int) -> CellResult:
-        verdict, usage, meta = await judge_with_usage(judge, blind, seed_)
-        return CellResult(labels_payload(JudgeKey(key.question_id), verdict, mapping,
-                                         judge.name), usage, meta=meta)
-
-    request = {"question_id": key.question_id, "variant": key.variant, "judge": judge.spec(),
-               "packet": sha256_json([blind.labels, blind.answers])}
-    return CellTask(key.encode(), request, call)
 
 
 def agreements(cf: Mapping[tuple[str, str], Mapping[int, str]],

@@ -11,26 +11,30 @@ tokens of every judge stage reach ``usage`` in ``results.json``. Payloads are bu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from snapaudit.hashing import sha256_json
 from snapaudit.judge.base import Judge, judge_with_usage
 from snapaudit.judge.split import Packet, split_packets
-from snapaudit.run.execution.batch_calls import BatchCalls
 from snapaudit.run.execution.runner import CellResult
 from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.stages.base import Cell
-from snapaudit.run.stages.keys import JudgeKey
+from snapaudit.run.stages.batch_calls import BatchCalls
+from snapaudit.run.stages.keys import AttributionJudgeKey, JudgeKey
 from snapaudit.run.stages.payloads import decode_labels, labels_payload
 from snapaudit.tables import AnswerRef, PairLabel
+
+J = TypeVar("J", JudgeKey, AttributionJudgeKey)
 
 
 def judge_stage_name(judge: str) -> str:
     return f"judge:{judge}"
 
 
-def _cell(judge: Judge, key: JudgeKey, packet: Packet, batch: BatchCalls | None
-          ) -> Cell[JudgeKey]:
+def judge_cell(judge: Judge, key: J, packet: Packet, batch: BatchCalls | None = None
+               ) -> Cell[J]:
+    """The cell of one blind packet: the request is the key's fields, the judge's spec and
+    the packet's hash; through a provider batch when ``batch`` can carry it."""
     blind, mapping = packet
 
     def payload_of(verdict: dict[tuple[str, str], bool]) -> dict[str, Any]:
@@ -42,8 +46,7 @@ def _cell(judge: Judge, key: JudgeKey, packet: Packet, batch: BatchCalls | None
 
     body = [blind.labels, blind.answers, blind.pairs] if key.split else [
         blind.labels, blind.answers]
-    request = {"question_id": key.question_id, "judge": judge.spec(),
-               "packet": sha256_json(body)}
+    request = {**key.fields(), "judge": judge.spec(), "packet": sha256_json(body)}
     batched = batch.judge(judge, blind, payload_of) if batch is not None else None
     return Cell(key, request, call, batched)
 
@@ -53,7 +56,7 @@ def judge_cells(judge: Judge, qid: str, question: str, answers: Sequence[tuple[A
                 batch: BatchCalls | None = None) -> list[Cell[JudgeKey]]:
     """The cells of one question: one packet, or several when it exceeds the token budget."""
     packets = split_packets(qid, question, answers, seed, max_packet_tokens)
-    return [_cell(judge, JudgeKey(qid, k, len(packets)), packet, batch)
+    return [judge_cell(judge, JudgeKey(qid, k, len(packets)), packet, batch)
             for k, packet in enumerate(packets, start=1)]
 
 

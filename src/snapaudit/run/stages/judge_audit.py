@@ -90,7 +90,8 @@ async def run_judge_audit(
     stage = judge_stage_name(judge.name)
     cells = [cell for qid in sample for cell in judge_cells(
         judge, qid, questions[qid], _packet_answers(qid, by_q[qid], grid), plan.seed)]
-    await run_stage(ledger, Stage(stage, cells, batchable=False), policy, progress)
+    await run_stage(ledger, Stage(stage, cells, batchable=False, model=judge.model), policy,
+                    progress)
     second = [lab for lab in labels_of_stage(ledger, judge.name) if lab.question_id in sample]
     chosen = set(sample)
     both = [lab for lab in primary if lab.question_id in chosen] + second

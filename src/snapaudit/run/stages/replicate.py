@@ -29,12 +29,14 @@ from snapaudit import atomic
 from snapaudit.errors import ConfigError, LockError
 from snapaudit.judge.base import Judge
 from snapaudit.judge.config import JudgeConfig
+from snapaudit.judge.registry import judge_kind
 from snapaudit.progress import Progress
 from snapaudit.run.answers import TESTBED_MAX_BYTES, max_answer_bytes
 from snapaudit.run.execution.runner import RetryPolicy
 from snapaudit.run.record.ledger import Ledger
-from snapaudit.run.stages.answer import answer_cell, answer_rows
+from snapaudit.run.stages.answer import answer_cell, answer_rows, ask
 from snapaudit.run.stages.base import Stage, retry_policy, run_stage
+from snapaudit.run.stages.batch_calls import billed_model
 from snapaudit.run.stages.judge import judge_cells, labels_of_stage
 from snapaudit.run.stages.keys import AnswerKey
 from snapaudit.run.stages.retrieval import locked_evidence
@@ -42,6 +44,7 @@ from snapaudit.run.stages.sample import hash_sample
 from snapaudit.stats.analysis import AnalysisConfig, AnalysisResult, analyze
 from snapaudit.stats.bootstrap import Interval, whole_question_bootstrap
 from snapaudit.systems.base import Evidence, System
+from snapaudit.systems.resources import RunResources
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
 from snapaudit.testbed.generate.config import GeneratorConfig
 
@@ -115,12 +118,14 @@ async def run_replication(
     states = (plan.old, plan.new)
     systems = {s: system_of(s) for s in states}
     prefix = f"replicate:{plan.name}"
-    cells = [answer_cell(systems[s], AnswerKey(q, s, r), questions[q], evidence.get((q, s)),
-                         plan.max_bytes)
-             for q in sample for r in range(1, plan.repeats + 1) for s in states]
+    keys = [AnswerKey(q, s, r) for q in sample for r in range(1, plan.repeats + 1)
+            for s in states]
+    cells = [answer_cell(systems[k.state], k, ask(k, questions[k.question_id],
+                                                   evidence.get((k.question_id, k.state))),
+                         plan.max_bytes) for k in keys]
     try:
-        await run_stage(ledger, Stage(f"{prefix}:answer", cells, batchable=False), policy,
-                        progress)
+        await run_stage(ledger, Stage(f"{prefix}:answer", cells, batchable=False,
+                                      model=billed_model(systems.values())), policy, progress)
     finally:
         for system in systems.values():
             await system.aclose()
@@ -133,8 +138,8 @@ async def run_replication(
     judged = [cell for q in sample for cell in judge_cells(
         judge, q, questions[q], [(AnswerRef(r.state, r.repeat), r.answer) for r in by_q[q]],
         plan.seed)]
-    await run_stage(ledger, Stage(f"{prefix}:judge:{judge.name}", judged, batchable=False),
-                    policy, progress)
+    await run_stage(ledger, Stage(f"{prefix}:judge:{judge.name}", judged, batchable=False,
+                                  model=judge.model), policy, progress)
     rep_labels = [lab for lab in labels_of_stage(ledger, judge.name,
                                                  f"{prefix}:judge:{judge.name}")
                   if lab.question_id in chosen]
@@ -185,7 +190,7 @@ async def replicate_run_dir(run_dir: Path, generator: GeneratorConfig, sample: i
     labels = read_labels(rd.table("labels"), answers)
     gold = read_gold(rd.table("gold")) if rd.table("gold").exists() else None
     judge_config = judge_config or protocol.judge
-    if judge_config.kind not in ("llm", "rule"):
+    if not judge_kind(judge_config.kind).packets:
         raise ConfigError("the run's judge imports labels; name a judge with --judge")
     old, new = states or (protocol.states.old, protocol.states.new)
     name = generator_name(generator)
@@ -193,18 +198,22 @@ async def replicate_run_dir(run_dir: Path, generator: GeneratorConfig, sample: i
                            protocol.design.repeats, protocol.bootstrap.draws,
                            protocol.gold.benchmark, protocol.judge.name, protocol.judge.scope,
                            max_answer_bytes(protocol))
-    policy = retry_policy(protocol.run, protocol.design.seed)
+    resources = RunResources()  # this replication's: one generator, its keys (secrets)
+    policy = retry_policy(protocol.run, protocol.design.seed, secrets=resources.secrets)
     questions = {row.question_id: row.question or "" for row in answers}
-    judge = build_judge(judge_config)
     try:
-        with rd:
-            ledger = rd.ledger()
-            result = await run_replication(
-                ledger, answers, labels, questions, locked_evidence(ledger),
-                lambda s: TestbedSystem(s, generator, _no_sources), judge, plan, policy,
-                progress, gold)
+        judge = build_judge(judge_config, resources)
+        try:
+            with rd:
+                ledger = rd.ledger()
+                result = await run_replication(
+                    ledger, answers, labels, questions, locked_evidence(ledger),
+                    lambda s: TestbedSystem(s, generator, _no_sources, resources), judge, plan,
+                    policy, progress, gold)
+        finally:
+            await judge.aclose()
     finally:
-        await judge.aclose()
+        await resources.aclose()
     out = rd.replication(name)
     out.parent.mkdir(parents=True, exist_ok=True)
     body = {**result.to_json(), "generator": generator.model_dump(mode="json"),

@@ -30,8 +30,8 @@ def retrieval_cell(system: RetrievingSystem, q: cohort.Question, state: str,
             return CellResult({"evidence": None})
         return CellResult({"evidence": {"doc_ids": list(ev.doc_ids), "rendered": ev.rendered}})
 
-    return Cell(RetrievalKey(q.question_id, state, pass_no),
-                {"question_id": q.question_id, "state": state, "pass": pass_no}, call)
+    key = RetrievalKey(q.question_id, state, pass_no)
+    return Cell(key, key.fields(), call, endpoint=state)  # each state's own retriever
 
 
 async def retrieval_stage(run: RunContext) -> None:

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from snapaudit.errors import InputError
 from snapaudit.hashing import sha256_file
-from snapaudit.run.execution.batch_calls import BatchCalls
+from snapaudit.judge.registry import judge_kind
 from snapaudit.run.record import cohort
 from snapaudit.run.stages.base import Stage, run_stage
+from snapaudit.run.stages.batch_calls import BatchCalls
 from snapaudit.run.stages.judge import judge_cells, labels_of_stage
 from snapaudit.run.stages.keys import JudgeKey
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
@@ -26,9 +27,10 @@ if TYPE_CHECKING:
 
 async def semantic_stage(run: Run, answers: Sequence[AnswerRow]) -> None:
     cfg = run.protocol.judge
-    if cfg.kind == "labels":
+    kind = judge_kind(cfg.kind)
+    if kind.from_file:
         _import_labels(run, answers)
-    elif cfg.kind in ("llm", "rule"):
+    elif kind.packets:
         await _judge_questions(run, answers)
     semantic = {"judge_kind": cfg.kind, **run.ledger.content_hashes(run.judge_stage)}
     run.lock("semantic", semantic)
@@ -94,8 +96,8 @@ async def _judge_questions(run: Run, answers: Sequence[AnswerRow]) -> None:
                                      [(AnswerRef(r.state, r.repeat), r.answer) for r in rows],
                                      run.protocol.design.seed, cfg.max_packet_tokens, batch)]
     try:
-        await run_stage(run.ledger, Stage(run.judge_stage, cells), run.policy(), run.progress,
-                        run.protocol.run)
+        await run_stage(run.ledger, Stage(run.judge_stage, cells, model=judge.model),
+                        run.policy(), run.progress, run.protocol.run)
     finally:
         await judge.aclose()
 

@@ -1,8 +1,9 @@
 """inspect_ai eval logs (``inspect eval ... --epochs N``), read with inspect_ai's own reader.
 
 The log file format is not a frozen spec, so this reads it only through
-``inspect_ai.log.read_eval_log`` (header) and ``read_eval_log_samples`` (streaming), imported
-lazily: install the ``inspect`` extra (``pip install 'snapaudit[inspect]'``).
+``inspect_ai.log.read_eval_log`` (header) and ``read_eval_log_samples`` (streaming); the
+import-tool registry imports this module only for ``inspect`` and names the ``inspect`` extra
+when inspect_ai is missing (``pip install 'snapaudit[inspect]'``).
 
 Mapping: the question id is the sample ``id``; the repeat is ``epoch``; the answer is
 ``output.completion``; the target is ``target``; doc ids are ``metadata[doc_ids_key]`` or
@@ -14,20 +15,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from snapaudit.errors import BackendError
-from snapaudit.tables.foreign.common import Call, Source
+from inspect_ai.log import read_eval_log, read_eval_log_samples
+
+from snapaudit.tables.foreign.common import Call, ReadOptions, Source
 
 TOOL = "inspect_ai"
 STATE_FROM = ("model", "task-version")
 
 
-def read_inspect(path: str, *, state_from: str = "model",
-                 doc_ids_key: str = "retrieved_context_ids") -> Source:
-    try:
-        from inspect_ai.log import read_eval_log, read_eval_log_samples
-    except ImportError:
-        raise BackendError("reading inspect_ai logs needs inspect_ai: pip install "
-                           "'snapaudit[inspect]'") from None
+def read_inspect(path: str, options: ReadOptions | None = None) -> Source:
+    opts = options or ReadOptions()
+    state_from, doc_ids_key = opts.state_from, opts.doc_ids_key
     header = read_eval_log(path, header_only=True)
     spec = header.eval
     hint = str(spec.model if state_from == "model" else f"v{spec.task_version}")

@@ -3,8 +3,11 @@
 Mapping: each line is one document of one filter; the question id is ``doc_id``; the N
 repeats are ``resps[0][k]`` (repeat k+1) inside that one line; the target is ``target``.
 A task logs one line per filter, so lines are de-duplicated on ``doc_id`` (the first filter
-seen is kept, the others counted). The state is the run's ``config.model_args`` from the
-``results_*.json`` beside the samples file (or the file name when that is missing).
+seen is kept, the others counted). The state is named from the run's ``config.model_args``
+(a ``key=value,...`` string or a dict) in the ``results_*.json`` beside the samples file
+(:mod:`snapaudit.tables.foreign.naming`: the model name, then what differs), or from the file
+name when that is missing. lm-eval writes a null output as ``""`` (its
+``LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER``); an empty or blank output is an errored call.
 """
 
 from __future__ import annotations
@@ -16,16 +19,17 @@ from typing import Any
 
 from snapaudit.errors import InputError
 from snapaudit.tables.answers import _json_objects
-from snapaudit.tables.foreign.common import Call, Source
+from snapaudit.tables.foreign.common import Call, ReadOptions, Source
+from snapaudit.tables.foreign.naming import Hint, args_label, parse_args
 
 TOOL = "lm-eval"
 _SAMPLES = re.compile(r"^(?:.*_)?samples_(?P<task>.+?)_(?P<stamp>\d{4}-\d\d-\d\dT[\d.-]+)\.jsonl$")
 
 
-def read_lmeval(path: str) -> Source:
+def read_lmeval(path: str, options: ReadOptions | None = None) -> Source:
     results = _results_beside(Path(path))
     config = results.get("config") or {}
-    hint = str(config.get("model_args") or config.get("model") or Path(path).stem)
+    hint = _hint(config, Path(path).stem)
     match = _SAMPLES.match(Path(path).name)
     task = match.group("task") if match else None
     calls: list[Call] = []
@@ -47,13 +51,25 @@ def read_lmeval(path: str) -> Source:
         for k, resp in enumerate(resps[0]):
             calls.append(Call(
                 question_id=str(doc_id), repeat=k + 1,
-                answer=resp if isinstance(resp, str) else json.dumps(resp),
-                state_hint=hint, record=f"line {line} (doc_id {doc_id}, resps[0][{k}])",
+                answer=resp if isinstance(resp, str) or resp is None else json.dumps(resp),
+                state_hint=hint.label, record=f"line {line} (doc_id {doc_id}, resps[0][{k}])",
                 target=None if target is None else _targets(target),
                 question=_prompt(obj)))
     return Source(path=path, tool=TOOL, tool_version=results.get("lm_eval_version"),
                   task=task, calls=tuple(calls),
-                  extra={"duplicate_filter_lines": skipped, "model_args": hint})
+                  extra={"duplicate_filter_lines": skipped, "model_args": hint.label},
+                  hints={hint.label: hint} if hint.args is not None else {})
+
+
+def _hint(config: dict[str, Any], stem: str) -> Hint:
+    """The state hint of a run: its ``model_args`` (as arguments), else its model, else the
+    file name."""
+    args = config.get("model_args")
+    fallback = str(config.get("model") or stem)
+    if not args:
+        return Hint(fallback)
+    parsed = parse_args(args)
+    return Hint(args_label(parsed), parsed, fallback)
 
 
 def _results_beside(samples: Path) -> dict[str, Any]:
@@ -73,12 +89,26 @@ def _results_beside(samples: Path) -> dict[str, Any]:
 
 
 def _prompt(obj: dict[str, Any]) -> str | None:
+    """The first request's prompt; with a chat template (``arg_0`` a list holding the chat
+    as JSON), the last user message."""
     args = obj.get("arguments")
-    if isinstance(args, dict) and args:
-        first = next(iter(args.values()))
-        if isinstance(first, dict) and isinstance(first.get("arg_0"), str):
-            return str(first["arg_0"])
-    return None
+    if not isinstance(args, dict) or not args:
+        return None
+    first = next(iter(args.values()))
+    prompt = first.get("arg_0") if isinstance(first, dict) else None
+    if isinstance(prompt, list) and prompt and isinstance(prompt[0], str):
+        return _last_user(prompt[0])
+    return prompt if isinstance(prompt, str) else None
+
+
+def _last_user(chat: str) -> str:
+    try:
+        messages = json.loads(chat)
+    except ValueError:
+        return chat
+    users = [m.get("content") for m in messages if isinstance(m, dict)
+             and m.get("role") == "user"] if isinstance(messages, list) else []
+    return users[-1] if users and isinstance(users[-1], str) else chat
 
 
 def _targets(value: Any) -> tuple[str, ...]:

@@ -16,14 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from snapaudit.errors import InputError
-from snapaudit.tables.foreign.common import Call, Source
+from snapaudit.tables.foreign.common import Call, ReadOptions, Source
 
 TOOL = "promptfoo"
 _ERROR_REASON = 2
 
 
-def read_promptfoo(path: str, *, id_var: str = "id", target_var: str = "target",
-                   doc_ids_key: str = "retrieved_context_ids") -> Source:
+def read_promptfoo(path: str, options: ReadOptions | None = None) -> Source:
+    opts = options or ReadOptions()
+    id_var, target_var, doc_ids_key = opts.id_var, opts.target_var, opts.doc_ids_key
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
         results = doc["results"]["results"]
@@ -65,7 +66,7 @@ def read_promptfoo(path: str, *, id_var: str = "id", target_var: str = "target",
         calls.append(Call(
             question_id=str(qid), repeat=counts[group],
             answer=None if error is not None else _text(output), state_hint=str(label),
-            record=f"{record} (test {entry.get('testIdx')}, provider {label!r})",
+            record=record,
             target=None if target is None else _targets(target),
             doc_ids=tuple(str(d) for d in docs) if isinstance(docs, list) else None,
             question=prompt_text or None, error=None if error is None else str(error)))

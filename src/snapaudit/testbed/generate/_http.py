@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 from snapaudit.errors import BackendError, TransportInvalid
 from snapaudit.systems.bounded import DEFAULT_MAX_RESPONSE_BYTES
 from snapaudit.systems.failure import R
-from snapaudit.systems.redact import register_secret
+from snapaudit.systems.redact import Secrets
 from snapaudit.systems.transport import HttpClient, public_url
 from snapaudit.testbed.generate.config import GeneratorConfig
 
@@ -26,14 +26,16 @@ __all__ = ["JsonPoster", "join_url", "json_object", "left_to_provider", "public_
            "read_api_key", "usage_ints"]
 
 
-def read_api_key(env_name: str | None) -> str | None:
-    """The key from the environment variable named in the protocol; None if none is named."""
+def read_api_key(env_name: str | None, secrets: Secrets | None = None) -> str | None:
+    """The key from the environment variable named in the protocol (None if none is named),
+    added to ``secrets`` (the run's, when the backend is built with its resources)."""
     if env_name is None:
         return None
     key = os.environ.get(env_name, "")
     if not key:
         raise BackendError(f"environment variable {env_name} (api_key_env) is not set or empty")
-    register_secret(key)
+    if secrets is not None:
+        secrets.add(key)
     return key
 
 

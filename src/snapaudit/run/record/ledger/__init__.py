@@ -13,12 +13,13 @@ passed in, so never stored.
 
 from __future__ import annotations
 
+from snapaudit.run.record.ledger.attempts import FAILED_PROBE
 from snapaudit.run.record.ledger.batches import BatchTable
 from snapaudit.run.record.ledger.cells import CellTable
 from snapaudit.run.record.ledger.lock_rows import LockTable
 from snapaudit.run.record.ledger.schema import OUTCOMES, AttemptRow, Cell
 
-__all__ = ["OUTCOMES", "AttemptRow", "Cell", "Ledger"]
+__all__ = ["FAILED_PROBE", "OUTCOMES", "AttemptRow", "Cell", "Ledger"]
 
 
 class Ledger(CellTable, LockTable, BatchTable):

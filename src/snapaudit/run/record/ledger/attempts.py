@@ -16,6 +16,13 @@ from snapaudit.systems.redact import redact
 NO_RESPONSE: frozenset[str] = frozenset({
     "timeout", "connection", "worker_died", "batch_expired", "batch_cancelled",
     "batch_failed", "batch_missing_result"})
+# attempt meta: a failed circuit-breaker probe, which is not one of its cell's max_attempts
+# (snapaudit.run.execution.breaker); status counts these attempts apart
+FAILED_PROBE = "failed_probe"
+
+# meta: the last attempt id before a run started again (a Python system's code changed before
+# any cell was accepted, snapaudit.run.bound_systems); seeds count only the attempts after it
+RESTART_KEY = "seeds_after_attempt"
 
 
 class AttemptTable(LedgerStore):
@@ -56,13 +63,16 @@ class AttemptTable(LedgerStore):
         the request's result) is retried
         with the same seed, so a resumed run draws what an uninterrupted one draws; the seed
         advances only after a response that was unusable. The first attempt's index is 1
-        (= its attempt number), so a run that never fails has the seeds it always had."""
+        (= its attempt number), so a run that never fails has the seeds it always had.
+        Attempts before a restart (:data:`RESTART_KEY`) do not count: a run started again
+        draws what a fresh one draws."""
         marks = ", ".join("?" * len(NO_RESPONSE))
         row = self._db.execute(
             "SELECT COUNT(*) FROM attempts WHERE stage=? AND cell_key=? AND attempt_no<? "
+            "AND id > (SELECT COALESCE(MAX(CAST(value AS INTEGER)), 0) FROM meta WHERE key=?) "
             "AND outcome IS NOT NULL AND outcome != 'interrupted' AND NOT "
             f"(outcome = 'transport_invalid' AND COALESCE(reason, '') IN ({marks}))",
-            (stage, cell_key, attempt_no, *sorted(NO_RESPONSE))).fetchone()
+            (stage, cell_key, attempt_no, RESTART_KEY, *sorted(NO_RESPONSE))).fetchone()
         return int(row[0]) + 1
 
     def attempt_no(self, attempt_id: int) -> int:
@@ -138,6 +148,13 @@ class AttemptTable(LedgerStore):
         ):
             out.setdefault(stage, {})[outcome] = int(n)
         return out
+
+    def failed_probes(self) -> dict[str, int]:
+        """stage -> its attempts marked as failed breaker probes (:data:`FAILED_PROBE`)."""
+        rows = self._db.execute(
+            "SELECT stage, COUNT(*) FROM attempts WHERE json_extract(meta, ?) = 1 "
+            "GROUP BY stage ORDER BY stage", (f"$.{FAILED_PROBE}",))
+        return {str(stage): int(n) for stage, n in rows}
 
     def usage_totals(self) -> dict[str, tuple[int, int, int, int, int, int]]:
         """stage -> (attempts, attempts reporting usage, prompt tokens, completion tokens,

@@ -18,6 +18,7 @@ from functools import partial
 from typing import Any
 
 from snapaudit.errors import ConfigError
+from snapaudit.reasons import FailureReason
 from snapaudit.run.record.ledger.attempts import AttemptTable
 
 OPEN_STATES = ("submitting", "submitted")
@@ -140,7 +141,8 @@ class BatchTable(AttemptTable):
         detail = (f"batch {local_id} forgotten on request (provider batch "
                   f"{batch.provider_batch_id or 'never recorded'})")
         ops = [partial(AttemptTable.finish_attempt_op, attempt_id=m.attempt_id,
-                       outcome="transport_invalid", reason="batch_forgotten", error=detail)
+                       outcome="transport_invalid", reason=FailureReason.BATCH_FORGOTTEN,
+                       error=detail)
                for m in self.batch_members(batch.id)]
         self.end_batch(batch.id, "forgotten", ops)
         return batch

@@ -129,14 +129,18 @@ class CellTable(AttemptTable):
         return counts
 
     def content_hashes(self, stage: str, publish: Publish | None = None) -> dict[str, str]:
-        """Hashes of a stage's ledger content: accepted cells and every attempt (each accepted
-        cell is checked by :meth:`verify_cells` first, so a lock never binds an edited cell).
-        With ``publish`` (a payload as an artifact publishes it) and a payload it changes,
-        also ``public_cells_sha256`` and ``public_attempts_sha256``: the same hashes of the
+        """Hashes of a stage's ledger content (each accepted cell is checked by
+        :meth:`verify_cells` first, so a lock never binds an edited cell): what was accepted
+        (``accepted_sha256``: each cell's key and payload hash, ``n_cells``) and how
+        (``cells_sha256``: key, accepted attempt and payload; ``attempts_sha256``: every
+        attempt row; ``n_attempts``). With ``publish`` (a payload as an artifact publishes
+        it) and a payload it changes, also ``public_accepted_sha256``,
+        ``public_cells_sha256`` and ``public_attempts_sha256``: the same hashes of the
         published payloads, which an artifact's verifier recomputes."""
         self.verify_cells(stage)
-        cells = [(k, a, json.loads(p)) for k, a, p in self._db.execute(
-            "SELECT cell_key, attempt_id, payload FROM cells WHERE stage=? ORDER BY cell_key",
+        cells = [(k, a, json.loads(p), h) for k, a, p, h in self._db.execute(
+            "SELECT cell_key, attempt_id, payload, payload_hash FROM cells WHERE stage=? "
+            "ORDER BY cell_key",
             (stage,),
         )]
         attempts = self._db.execute(
@@ -145,13 +149,17 @@ class CellTable(AttemptTable):
             (stage,),
         ).fetchall()
         out = {
-            "cells_sha256": sha256_json([[k, a, p] for k, a, p in cells]),
+            "accepted_sha256": sha256_json([[k, h] for k, _, _, h in cells]),
+            "cells_sha256": sha256_json([[k, a, p] for k, a, p, _ in cells]),
             "n_cells": str(len(cells)),
             "attempts_sha256": sha256_json([list(r) for r in attempts]),
             "n_attempts": str(len(attempts)),
         }
-        if publish is not None and any(publish(p) is not p for _, _, p in cells):
-            out["public_cells_sha256"] = sha256_json([[k, a, publish(p)] for k, a, p in cells])
+        if publish is not None and any(publish(p) is not p for _, _, p, _ in cells):
+            public = [(k, a, publish(p)) for k, a, p, _ in cells]
+            out["public_accepted_sha256"] = sha256_json([[k, sha256_json(p)]
+                                                         for k, _, p in public])
+            out["public_cells_sha256"] = sha256_json([[k, a, p] for k, a, p in public])
             out["public_attempts_sha256"] = sha256_json(
                 [[*r[:7], published_text(r[7], publish)] for r in attempts])
         return out

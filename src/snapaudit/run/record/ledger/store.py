@@ -162,6 +162,12 @@ class LedgerStore:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
+    def meta_items(self, prefix: str) -> list[tuple[str, str]]:
+        """``(key, value)`` of the meta rows whose key starts with ``prefix``, by key."""
+        rows = self._db.execute("SELECT key, value FROM meta WHERE substr(key, 1, ?) = ? "
+                                "ORDER BY key", (len(prefix), prefix))
+        return [(str(k), str(v)) for k, v in rows]
+
     def set_meta(self, key: str, value: str) -> None:
         self._tx("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 

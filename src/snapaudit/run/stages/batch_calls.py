@@ -1,8 +1,9 @@
 """The batch side of the answer and judge cells (``[run] mode = "batch"``): which cells can
 go through a provider batch, how their request is built and how a result becomes a payload.
 
-Only testbed answers and LLM-judge packets whose generator is an ``openai`` or
-``anthropic`` backend can; every other cell keeps ``batch = None`` and its stage runs
+Only testbed answers and the packets of a judge kind that can batch (the LLM judge) whose
+generator's backend has a batch API (the batch registry: ``openai``, ``anthropic``) can;
+every other cell keeps ``batch = None`` and its stage runs
 synchronously. The payload of a batch result is built by the same code as a synchronous
 call's (``TestbedSystem.outcome``, :mod:`snapaudit.run.stages.payloads`, the judge's verdict
 parser).
@@ -10,22 +11,21 @@ parser).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from snapaudit.errors import ConfigError, ProtocolError
 from snapaudit.judge.base import JudgePacket
 from snapaudit.judge.packets import parse_verdict_text
+from snapaudit.judge.registry import judge_kind, kinds_that
 from snapaudit.run.execution.runner import BatchCall, CellResult
 from snapaudit.run.record.protocol import Protocol
 from snapaudit.run.stages.payloads import answer_result
-from snapaudit.systems.base import AnswerCall, Evidence, System
+from snapaudit.systems.base import AnswerCall, System
 from snapaudit.testbed.generate.base import GenerationRequest, GenerationResult
 from snapaudit.testbed.generate.batch_api import PROVIDER_LIMITS, BatchProvider, limits
-from snapaudit.testbed.generate.batch_registry import build_batch_provider
+from snapaudit.testbed.generate.batch_registry import BATCH_PROVIDERS, build_batch_provider
 from snapaudit.testbed.generate.config import GeneratorConfig
-
-BATCH_BACKENDS = ("openai", "anthropic")
 
 
 def check_batch_mode(protocol: Protocol) -> None:
@@ -33,8 +33,8 @@ def check_batch_mode(protocol: Protocol) -> None:
     if protocol.run.mode != "batch":
         return
     gens = [protocol.generator if protocol.system.kind == "testbed" else None,
-            protocol.judge.generator if protocol.judge.kind == "llm" else None]
-    usable = [g for g in gens if g is not None and g.backend in BATCH_BACKENDS]
+            protocol.judge.generator if judge_kind(protocol.judge.kind).batch else None]
+    usable = [g for g in gens if g is not None and g.backend in BATCH_PROVIDERS]
     for g in usable:
         try:
             limits(*PROVIDER_LIMITS[g.backend], protocol.run.batch_max_requests,
@@ -42,10 +42,22 @@ def check_batch_mode(protocol: Protocol) -> None:
         except ConfigError as exc:
             raise ProtocolError(f"{exc} ({g.backend})") from None
     if not usable:
+        backends = " or ".join(BATCH_PROVIDERS.kinds())
+        judges = " or ".join(repr(k) for k in kinds_that("batch"))
         raise ProtocolError(
-            'run.mode = "batch" needs an openai or anthropic generator: [generator] of '
-            "system.kind = 'testbed' or [judge.generator] of judge.kind = 'llm' (HTTP and "
+            f'run.mode = "batch" needs an {backends} generator: [generator] of '
+            f"system.kind = 'testbed' or [judge.generator] of judge.kind = {judges} (HTTP and "
             "Python systems, the local backend and the rule judge run synchronously)")
+
+
+def billed_model(systems: Iterable[System]) -> str | None:
+    """The model id the answers of ``systems`` are billed for: the testbed's generator when
+    they share one (None: systems whose calls snapaudit does not price)."""
+    from snapaudit.testbed.system import TestbedSystem
+
+    models = {s.generator_config.model if isinstance(s, TestbedSystem) else None
+              for s in systems}
+    return models.pop() if len(models) == 1 else None
 
 
 class BatchCalls:
@@ -64,8 +76,9 @@ class BatchCalls:
                 config, self.run.batch_max_requests, self.run.batch_max_bytes)
         return self._providers[key]
 
-    def answer(self, system: System, qid: str, question: str, state: str, repeat: int,
-               evidence: Evidence | None, max_bytes: int) -> BatchCall | None:
+    def answer(self, system: System, call: Callable[[int, int], AnswerCall], max_bytes: int
+               ) -> BatchCall | None:
+        """``call(attempt_no, seed)``: the answer call of one attempt."""
         from snapaudit.testbed.system import TestbedSystem
 
         if not isinstance(system, TestbedSystem):
@@ -73,9 +86,6 @@ class BatchCalls:
         provider = self.provider(system.generator_config)
         if provider is None:
             return None
-
-        def call(attempt: int, seed: int) -> AnswerCall:
-            return AnswerCall(qid, question, state, repeat, attempt, seed, evidence)
 
         def finish(result: GenerationResult, attempt: int, seed: int) -> CellResult:
             return answer_result(system.outcome(call(attempt, seed), result), max_bytes,
