@@ -99,6 +99,14 @@ def agent(call: PythonCall) -> dict[str, Any]:
     return {"answer": answer, "steps": [_step_json(s) for s in steps]}
 
 
+def agent_with_texts(call: PythonCall) -> dict[str, Any]:
+    """The Python target with its last step's documents and their texts (a text that
+    differs between the states under the same id)."""
+    out = agent(call)
+    ids = out["steps"][-1]["doc_ids"]
+    return {**out, "doc_ids": ids, "doc_texts": [f"{d} in {call.state}" for d in ids]}
+
+
 def agent_rows() -> list[AnswerRow]:
     """The planted world as an answers table."""
     rows = []

@@ -104,7 +104,9 @@ def test_an_edited_step_in_the_ledger_breaks_the_answer_lock(python_run: Path,
     _rehash(art)
     with pytest.raises(VerificationError) as err:
         verify_artifact(art)
-    assert "locks: answer lock: ledger content 'public_cells_sha256' changed" in str(err.value)
+    # the lock binds what was accepted as published; how it was reached is its history
+    assert "locks: answer lock: ledger content 'public_accepted_sha256' changed" in str(err.value)
+    assert "attempt history 'public_cells_sha256' changed" in str(err.value)
 
 
 def test_the_artifact_publishes_step_texts_hashed(python_run: Path, tmp_path: Path) -> None:
@@ -121,8 +123,9 @@ def test_the_artifact_publishes_step_texts_hashed(python_run: Path, tmp_path: Pa
                               "doc_ids": ["d5a"], "output": "sha256:" + sha256_text("1 hits")}
     locks = json.loads((art / "locks.json").read_text())
     answer = next(rec for rec, _ in locks if rec["stage"] == "answer")
+    assert {"accepted_sha256", "public_accepted_sha256"} <= set(answer["content"])
     assert {"cells_sha256", "public_cells_sha256", "public_attempts_sha256"} <= set(
-        answer["content"])
+        answer["history"])
     report = verify_artifact(art)
     assert any("steps are published hashed" in note for note in report.notes)
 
@@ -213,7 +216,8 @@ def test_report_and_summary_show_the_trajectory(python_run: Path, tmp_path: Path
     html = Path(paths.html).read_text()
     assert 'value="same_queries"' in html and 'value="different_queries"' in html
     summary = results_summary(read_results(python_run / "results.json"))
-    assert "documents Within 91.67  Cross 45.83  D +45.83 pp" in summary
+    assert ("documents Within agreement 91.67%  Cross agreement 45.83%  D +45.83 pp"
+            in summary)
     assert ("Changed answer pairs 12: same queries 4 (index side), different queries 8 "
             "(agent side)") in summary
 
@@ -291,3 +295,24 @@ def test_hostile_step_text_is_escaped_in_the_report(tmp_path: Path) -> None:
     for text in (html, rendered):
         assert "<script>document.title" not in text and "<img src=x" not in text
         assert "<b>search" not in text and "&lt;script&gt;document.title" in text
+
+
+def test_steps_beside_document_hashes_exported_and_verified(tmp_path: Path) -> None:
+    from snapaudit.hashing import sha256_text
+    from snapaudit.tables import read_answers
+
+    write_world(tmp_path, n=6)
+    proto = save_protocol(tmp_path, python_protocol_text(
+        'target = "tests.fakes.agent_world:agent_with_texts"'))
+    snapaudit.audit(proto, tmp_path / "run")
+    _check(json.loads((tmp_path / "run" / "results.json").read_text()))
+    row = next(r for r in read_answers(tmp_path / "run" / "tables" / "answers.jsonl")
+               if (r.question_id, r.state, r.repeat) == ("q005", "new", 2))
+    assert row.doc_ids == ("d5d",) and row.doc_hashes == (sha256_text("d5d in new"),)
+    assert row.steps is not None and row.steps[-1].input == "d5c details"
+    art = export_artifact(tmp_path / "run", tmp_path / "art")
+    published = [json.loads(x) for x in (art / "tables" / "answers.jsonl").read_text()
+                 .splitlines()]
+    assert all(len(r["doc_hashes"]) == len(r["doc_ids"]) for r in published)
+    assert all(r["steps"][0]["input"].startswith("sha256:") for r in published)
+    assert verify_artifact(art).checked > 0

@@ -153,3 +153,19 @@ def test_a_parquet_steps_column_read_field_by_field(tmp_path: Path) -> None:
     again = read_answers(tmp_path / "b.parquet")
     assert isinstance(again, AnswerTable)
     assert next(iter(again)).steps == (Step("t", "0a1"),)
+
+
+@pytest.mark.parametrize("name", ["answers.jsonl", "answers.parquet"])
+def test_steps_beside_doc_hashes(tmp_path: Path, name: str) -> None:
+    from snapaudit.hashing import sha256_text
+
+    out = to_outcome({"answer": "a", "doc_ids": ["d1", "d2"], "doc_texts": ["one", "two"],
+                      "steps": [{"tool": "search", "input": "q", "doc_ids": ["d1", "d2"]}]},
+                     0.1)
+    assert out.doc_hashes == (sha256_text("one"), sha256_text("two"))
+    assert out.steps == (Step("search", "q", ("d1", "d2")),)
+    hashes = (sha256_text("one"), sha256_text("two"))
+    rows = [replace(r, doc_ids=("d1", "d2"), doc_hashes=hashes) for r in agent_rows()]
+    write_answers(tmp_path / name, rows)
+    assert list(read_answers(tmp_path / name)) == rows
+    assert list(read_answers(tmp_path / name, fast=False)) == rows
