@@ -84,3 +84,27 @@ def wait_for_new_attempt(run_dir: Path, proc: subprocess.Popen[Any],
         if attempts(run_dir) > before:
             return
         time.sleep(0.01)
+
+
+def kill_mid_stage(proto: Path, run_dir: Path, pause_s: float) -> bool:
+    """``snapaudit run`` SIGKILLed ``pause_s`` seconds after it has begun an attempt: True
+    when it was killed, False when it finished first."""
+    import signal
+
+    proc = run_cli(proto, run_dir)
+    wait_for_new_attempt(run_dir, proc)
+    time.sleep(pause_s)
+    finished = proc.poll() is not None
+    if not finished:
+        proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.stderr is not None
+    proc.stderr.close()
+    return not finished
+
+
+def finish_run(proto: Path, run_dir: Path) -> None:
+    """``snapaudit run`` to the end; its stderr in the failure when it does not succeed."""
+    final = run_cli(proto, run_dir)
+    _, err = final.communicate(timeout=120)
+    assert final.returncode == 0, err.decode()

@@ -116,3 +116,17 @@ def test_the_gate_table_is_validated_and_built_into_the_analysis_gate() -> None:
         _proto(gate={"rules": [{**rule, "op": "<"}]})
     with pytest.raises(ProtocolError, match=r"unknown key 'gate\.extra'"):
         _proto(gate={"extra": 1})
+
+
+def test_preflight_refuses_a_trajectory_gate_rule_no_system_can_feed() -> None:
+    rules = {"rules": [{"kernel": "queries", "statistic": "lcb95", "op": ">", "threshold": 0}]}
+    with pytest.raises(ProtocolError, match=r"trajectory kernel\(s\) queries, but "
+                                            r"\[systems.a\] sets no steps_path"):
+        check_evaluable(_proto(judge={"kind": "none"}, gate=rules))
+    mapped = {s: {"url": f"http://127.0.0.1:9/{s}", "steps_path": "trace"} for s in ("a", "b")}
+    proto = _proto(judge={"kind": "none"}, gate=rules, systems=mapped)
+    check_evaluable(proto)  # a service that maps its steps can feed the rule
+    assert effective_gate(proto).rules[0].kernel == "queries"  # type: ignore[index]
+    with pytest.raises(ProtocolError, match="sequential design"):
+        check_evaluable(_proto(judge={"kind": "none"}, gate=rules, systems=mapped,
+                               design={"looks": 2}))

@@ -14,7 +14,7 @@ import pytest
 import snapaudit
 from snapaudit.run.execution.schedule import derive_seed
 from snapaudit.run.record.ledger import Ledger
-from tests.helpers.cli import run_cli, wait_for_new_attempt
+from tests.helpers.cli import finish_run, kill_mid_stage, run_cli
 from tests.helpers.ledger_view import accepted, accepted_seeds, query
 from tests.helpers.protocol import python_protocol_text, save_protocol, write_world
 
@@ -61,24 +61,9 @@ def test_a_python_system_killed_several_times_gives_the_uninterrupted_answers(
     proto = seeded_protocol(tmp_path, extra="kwargs = { delay_s = 0.05 }", target=fake)
     run_dir = tmp_path / "killed"
     kills = 0
-    for _ in range(12):
-        proc = run_cli(proto, run_dir)
-        wait_for_new_attempt(run_dir, proc)
-        time.sleep(0.02 + 0.03 * (kills % 3))
-        finished = proc.poll() is not None
-        if not finished:
-            proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        assert proc.stderr is not None
-        proc.stderr.close()
-        if finished:
-            break
+    while kills < 4 and kill_mid_stage(proto, run_dir, 0.02 + 0.03 * (kills % 3)):
         kills += 1
-        if kills == 4:
-            break
-    final = run_cli(proto, run_dir)
-    _, err = final.communicate(timeout=120)
-    assert final.returncode == 0, err.decode()
+    finish_run(proto, run_dir)
     assert kills >= 3
     db = run_dir / "ledger.sqlite"
     assert query(db, "SELECT COUNT(*) FROM attempts WHERE outcome='interrupted'")[0][0] >= 1
@@ -169,9 +154,7 @@ def test_kills_at_three_cell_counts_end_with_the_uninterrupted_answers_and_seeds
         proc.stderr.close()
         at_kill.append(_accepted_now(db))
     assert at_kill[0] >= 3 and at_kill == sorted(at_kill) and at_kill[-1] < 24
-    final = run_cli(proto, run_dir)
-    _, err = final.communicate(timeout=120)
-    assert final.returncode == 0, err.decode()
+    finish_run(proto, run_dir)
 
     clean_dir = tmp_path / "clean"
     snapaudit.audit(seeded_protocol(tmp_path, "clean.toml", "kwargs = { delay_s = 0.0 }",

@@ -24,16 +24,19 @@ import json
 import os
 import shutil
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from snapaudit.artifact.review_check import export_review
 from snapaudit.errors import InputError
 from snapaudit.hashing import canonical_json, sha256_file, sha256_json, sha256_text
+from snapaudit.run.record.ledger.cells import Publish, published_text
 from snapaudit.run.record.ledger.store import connect_read_only
 from snapaudit.run.record.rundir import RunDir
-from snapaudit.tables import read_answers, read_gold, read_labels, write_answers, write_labels
+from snapaudit.stats.normalize import normalizer
+from snapaudit.tables import Step, read_answers, read_gold, read_labels, write_answers, write_labels
+from snapaudit.tables.steps import parse_steps, public_payload, steps_record
 
 ARTIFACT_VERSION = 1
 # Keys whose string values are text that must not be published (hashed instead).
@@ -90,8 +93,9 @@ def _stages(db: sqlite3.Connection) -> list[str]:
         "SELECT DISTINCT stage FROM attempts UNION SELECT DISTINCT stage FROM cells ORDER BY 1")]
 
 
-def _export_ledger(ledger: Path, out: Path) -> dict[str, bool]:
-    """Write each stage's cells and attempts; return stage -> whether anything was hashed."""
+def _export_ledger(ledger: Path, out: Path, publish: Publish) -> dict[str, bool]:
+    """Write each stage's cells and attempts; return stage -> whether anything was hashed
+    (the answer cells' steps are published by ``publish``, which the answer lock binds)."""
     (out / "ledger").mkdir()
     db = connect_read_only(ledger)
     hashed: dict[str, bool] = {}
@@ -103,7 +107,7 @@ def _export_ledger(ledger: Path, out: Path) -> dict[str, bool]:
                 for key, aid, body in _rows(db, "SELECT cell_key, attempt_id, payload FROM cells "
                                             "WHERE stage=? ORDER BY cell_key", (stage,)):
                     payload = json.loads(body)
-                    clean = sanitize(payload)
+                    clean = sanitize(publish(payload) if stage == "answer" else payload)
                     changed |= clean != payload
                     f.write(canonical_json({"cell_key": key, "attempt_id": aid,
                                             "payload": clean}) + "\n")
@@ -111,7 +115,8 @@ def _export_ledger(ledger: Path, out: Path) -> dict[str, bool]:
                 for row in _rows(db, "SELECT id, cell_key, attempt_no, request_hash, outcome, "
                                  "reason, error, payload FROM attempts WHERE stage=? ORDER BY id",
                                  (stage,)):
-                    payload = row[7]
+                    payload = published_text(row[7], publish) if stage == "answer" else row[7]
+                    changed |= payload != row[7]
                     if payload is not None:
                         clean = canonical_json(sanitize(json.loads(payload)))
                         if clean != canonical_json(json.loads(payload)):
@@ -127,13 +132,14 @@ def _export_ledger(ledger: Path, out: Path) -> dict[str, bool]:
     return hashed
 
 
-def _export_tables(rd: RunDir, out: Path) -> None:
+def _export_tables(rd: RunDir, out: Path, publish: Publish) -> None:
     tables = out / "tables"
     tables.mkdir()
     answers = read_answers(rd.table("answers"))
     write_answers(tables / "answers.jsonl",
                   [type(a)(a.question_id, a.state, a.repeat, a.answer, a.doc_ids, None,
-                           doc_hashes=a.doc_hashes) for a in answers])
+                           doc_hashes=a.doc_hashes, steps=_public_steps(a.steps, publish))
+                  for a in answers])
     labels_path = rd.table("labels")
     write_labels(tables / "labels.jsonl", read_labels(labels_path) if labels_path.exists() else [])
     gold_path = rd.table("gold")
@@ -141,6 +147,14 @@ def _export_tables(rd: RunDir, out: Path) -> None:
     (out / "gold.sha256.json").write_text(
         canonical_json({q: sha256_json(list(a)) for q, a in gold.items()}) + "\n",
         encoding="utf-8")
+
+
+def _public_steps(steps: tuple[Step, ...] | None, publish: Publish
+                  ) -> tuple[Step, ...] | None:
+    """A row's steps as the artifact publishes them (as its ledger cell's)."""
+    if not steps:
+        return steps
+    return parse_steps(publish({"steps": steps_record(steps)})["steps"])
 
 
 def _protocol_json(rd: RunDir) -> dict[str, Any]:
@@ -181,14 +195,19 @@ def export_artifact(run_dir: str | Path, out: str | Path) -> Path:
 
 def _write_artifact(rd: RunDir, dest: Path) -> None:
     results_path = rd.results_path
+    results = json.loads(results_path.read_text(encoding="utf-8"))
+    norm = normalizer(str(results.get("comparison", {}).get("benchmark", "nq")))
+
+    def publish(payload: Mapping[str, Any]) -> Mapping[str, Any]:
+        return public_payload(payload, norm)
+
     hashed: dict[str, bool] = {}
     if rd.has_ledger():
-        hashed = _export_ledger(rd.ledger_path, dest)
+        hashed = _export_ledger(rd.ledger_path, dest, publish)
     else:  # answers brought from elsewhere (`snapaudit analyze`): no ledger, no locks
         (dest / "locks.json").write_text("[]\n", encoding="utf-8")
-    _export_tables(rd, dest)
+    _export_tables(rd, dest, publish)
     shutil.copyfile(results_path, dest / "results.json")
-    results = json.loads(results_path.read_text(encoding="utf-8"))
     (dest / "claims.json").write_text(
         json.dumps(claims(results), indent=1, sort_keys=True) + "\n", encoding="utf-8")
     (dest / "protocol.json").write_text(canonical_json(_protocol_json(rd)) + "\n",

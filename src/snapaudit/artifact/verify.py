@@ -41,12 +41,11 @@ from snapaudit.artifact.safety import (
     load_jsonl,
     stage_content,
 )
+from snapaudit.artifact.tables_check import check_tables
 from snapaudit.errors import ConfigError, InputError, IntegrityError, VerificationError
 from snapaudit.hashing import sha256_file, sha256_json
 from snapaudit.names import NAME_RULE, is_name
 from snapaudit.results import RunResults, results_from_json
-from snapaudit.run.stages.keys import AnswerKey
-from snapaudit.run.stages.payloads import decode_labels
 from snapaudit.tables import AnswerRow, PairLabel, read_answers, read_gold, read_labels
 
 if TYPE_CHECKING:
@@ -140,6 +139,11 @@ def check_locks(root: Path, protocol: dict[str, Any],
         now = stage_content(root, str(ledger_stage))
         if stage == "semantic":
             now = {"judge_kind": str(judge.get("kind")), **now}
+        stated = {**rec.get("content", {}), **(rec.get("history") or {})}
+        if stage == "answer" and "public_cells_sha256" in stated:
+            now = _published(stated, now)
+            report.notes.append("answer lock: steps are published hashed; checked through "
+                                "the lock's hashes of the published cells and attempts")
         if _sanitized_stage(root, str(ledger_stage)):
             report.notes.append(f"{stage} lock: payloads are sanitized; checked cell count only")
             if rec.get("content", {}).get("n_cells") != now["n_cells"]:
@@ -152,50 +156,14 @@ def check_locks(root: Path, protocol: dict[str, Any],
         report.failures += [f"locks: {line.strip()}" for line in str(exc).splitlines()[1:]]
 
 
-def check_tables(root: Path, protocol: dict[str, Any], answers: Sequence[AnswerRow],
-                 labels: list[PairLabel], report: VerifyReport) -> None:
-    cells = {c["cell_key"]: c["payload"] for c in load_jsonl(root, "ledger/answer.cells.jsonl")}
-    if not cells:
-        report.notes.append("no ledger cells in the artifact; tables checked by claims only")
-        return
-    for row in answers:
-        cell = cells.pop(AnswerKey(row.question_id, row.state, row.repeat).encode(), None)
-        ids = list(row.doc_ids) if row.doc_ids is not None else None
-        hashes = list(row.doc_hashes) if row.doc_hashes is not None else None
-        if cell is None or cell.get("answer") != row.answer or cell.get("doc_ids") != ids \
-                or cell.get("doc_hashes") != hashes:
-            report.failures.append(f"tables/answers.jsonl: row {row.question_id}/{row.state}/"
-                                   f"{row.repeat} differs from the answer ledger")
-    report.failures += [f"tables/answers.jsonl: ledger cell {k} missing" for k in sorted(cells)]
-    check_labels(root, labels, report)
-
-
-def check_labels(root: Path, labels: list[PairLabel], report: VerifyReport) -> None:
-    """Each judge's labels in the table equal that judge's own ledger cells (the protocol's
-    judge under ``judge:<name>``, and every ``judge-audit`` judge under its own stage)."""
-    ledger: dict[str, set[tuple[Any, ...]]] = {}
-    for path in sorted((root / "ledger").glob("judge_*.cells.jsonl")):
-        name = path.name.removeprefix("judge_").removesuffix(".cells.jsonl")
-        found = ledger.setdefault(name, set())
-        for c in load_jsonl(root, f"ledger/{path.name}"):
-            try:
-                decoded = decode_labels(c["cell_key"], c["payload"], name)
-            except ValueError as exc:
-                report.failures.append(f"ledger/{path.name}: {exc}")
-                continue
-            found |= {(lab.question_id, (lab.a.state, lab.a.repeat),
-                       (lab.b.state, lab.b.repeat), lab.same) for lab in decoded}
-    if not any(ledger.values()):
-        return
-    table: dict[str, set[tuple[Any, ...]]] = {}
-    for lab in labels:
-        table.setdefault(lab.judge, set()).add(
-            (lab.question_id, (lab.a.state, lab.a.repeat), (lab.b.state, lab.b.repeat),
-             lab.same))
-    for name in sorted(set(ledger) | set(table)):
-        if table.get(name, set()) != ledger.get(name, set()):
-            report.failures.append(f"tables/labels.jsonl: labels of judge {name!r} differ "
-                                   "from that judge's ledger cells")
+def _published(stated: dict[str, str], now: dict[str, str]) -> dict[str, str]:
+    """The answer lock's content and history as the artifact can recompute them: the
+    exported cells and attempts are the published ones (their hashes are the lock's
+    ``public_*`` hashes); the hashes of the unpublished text are taken as stated."""
+    return {**stated, "public_cells_sha256": now["cells_sha256"], "n_cells": now["n_cells"],
+            "public_attempts_sha256": now["attempts_sha256"], "n_attempts": now["n_attempts"],
+            **({"public_accepted_sha256": now["accepted_sha256"]}
+               if "public_accepted_sha256" in stated else {})}
 
 
 def recompute(results: RunResults, protocol: dict[str, Any], answers: Sequence[AnswerRow],
@@ -304,7 +272,7 @@ def _verify(root: Path, gold: str | Path | None) -> VerifyReport:
     check_locks(root, protocol, gold_path, report)
     answers = read_answers(entry_path(root, "tables/answers.jsonl"))
     labels = list(read_labels(entry_path(root, "tables/labels.jsonl"), answers))
-    check_tables(root, protocol, answers, labels, report)
+    check_tables(root, answers, labels, report.failures, report.notes)
     gold_table = _gold(root, gold_path, protocol, report) if gold_path is not None else None
     results = load_json(root, "results.json")
     stated = load_json(root, "claims.json")

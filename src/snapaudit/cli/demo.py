@@ -25,11 +25,15 @@ from snapaudit.cli._common import make_progress, progress_option, set_option
 @click.option("--looks", type=click.IntRange(1, 50), default=1, show_default=True,
               help="Sequential looks ([design] looks): ask the questions in K blocks and stop "
                    "at the first decisive look, in OUT/run-looks-K.")
+@click.option("--agent", is_flag=True, default=False,
+              help="Audit a two-step search agent (a query, a second query from what the "
+                   "first search found, the embedded model's answer) in states n1 and n7: "
+                   "trajectory kernels beside the answers, in OUT/run-agent (docs/agents.md).")
 @set_option
 @progress_option
 def command(out: Path, questions: int | None, seed: int, overrides: tuple[str, ...],
             progress_kind: str, llama_server_port: int | None, paths: int,
-            looks: int = 1) -> None:
+            looks: int = 1, agent: bool = False) -> None:
     """Generate the demo world, run every stage on the local generator and rule judge, and
     write the report. No network, no GPU, no API key."""
     from snapaudit.demo.run import DemoConfig, run_demo
@@ -41,7 +45,7 @@ def command(out: Path, questions: int | None, seed: int, overrides: tuple[str, .
         size = questions if questions is not None else max(16, 10 * looks)
         outcome = run_demo(DemoConfig(out, size, seed, overrides=overrides,
                                       llama_server_port=llama_server_port, paths=paths,
-                                      looks=looks), progress)
+                                      looks=looks, agent=agent), progress)
     finally:
         progress.close()
 

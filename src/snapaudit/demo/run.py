@@ -33,6 +33,8 @@ class DemoConfig:
     # sequential looks ([design] looks = K): the run stops at the first decisive look, in
     # its own run directory (run-looks-K)
     looks: int = 1
+    # the two-step search agent of snapaudit.demo.agent (states n1 and n7), in run-agent
+    agent: bool = False
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,13 @@ def run_demo(config: DemoConfig, progress: Progress) -> DemoOutcome:
     config.out.mkdir(parents=True, exist_ok=True)
     files = prepare_world(config, progress)
     run_dir, overrides = run_settings(config)
-    if config.llama_server_port is not None:
+    if config.agent:
+        if config.llama_server_port is not None or config.paths > 1:
+            raise ConfigError("--agent runs the embedded model on one corpus path; leave out "
+                              "--llama-server and --paths")
+        run_dir = run_dir.with_name(run_dir.name.replace("run", "run-agent", 1))
+        outcome = run_protocol_file(files.agent_protocol, run_dir, overrides, progress)
+    elif config.llama_server_port is not None:
         from snapaudit.testbed.generate.llama_server import LlamaServer
 
         run_dir = run_dir.with_name(run_dir.name.replace("run", "run-llama-server", 1))

@@ -14,10 +14,11 @@ or its D_i is not 0); at most :data:`MAX_ROWS` rows, largest |contribution| firs
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from snapaudit.report import trajectories
 from snapaudit.report.drilldown import path_letters
 from snapaudit.report.load import RunView
 from snapaudit.report.model import AnswerGroup, Comparison, ComparisonRow
@@ -26,7 +27,7 @@ from snapaudit.stats.analysis import AnalysisResult
 from snapaudit.stats.changes import is_listed
 from snapaudit.stats.churn import per_question
 from snapaudit.stats.kernels import AnswerGrid, ExactKernel, Kernel, SemanticKernel
-from snapaudit.stats.normalize import normalizer
+from snapaudit.stats.normalize import Normalizer, normalizer
 from snapaudit.stats.overlap import changed_ids
 from snapaudit.tables import AnswerRef, AnswerRow, PairLabel
 
@@ -48,6 +49,9 @@ class RowContext:
     new: str
     gold: tuple[str, ...] | None
     em: Callable[[str], bool | None]
+    # the question's rows per state, repeat order, and the benchmark's normalization
+    rows: Mapping[str, Sequence[AnswerRow]] = field(default_factory=dict)
+    normalize: Normalizer = str
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,15 @@ FILTERS: list[RowFilter] = [
               lambda ctx: ctx.qid in negative_flip_ids(ctx.results)),
     RowFilter("changed", "old ≠ new (some cross pair different)", _changed),
 ]
+
+
+# beside FILTERS when the answers carry steps (an agent's trajectories)
+def _on_rows(test: trajectories.Test) -> Callable[[RowContext], bool]:
+    return lambda ctx: test(ctx.rows, ctx.old, ctx.new, ctx.normalize)
+
+
+TRAJECTORY_FILTERS: list[RowFilter] = [RowFilter(key, label, _on_rows(test))
+                                       for key, label, test in trajectories.FILTERS]
 
 
 def _kernel(view: RunView, grid: AnswerGrid) -> tuple[Kernel, str]:
@@ -137,7 +150,8 @@ def comparison(view: RunView, filters: Sequence[RowFilter] | None = None) -> Com
     labels_by_q: dict[str, list[PairLabel]] = {}
     for lab in view.labels:
         labels_by_q.setdefault(lab.question_id, []).append(lab)
-    active = list(FILTERS if filters is None else filters)
+    steps = any(r.steps is not None for r in view.answers)
+    active = list((FILTERS + TRAJECTORY_FILTERS * steps) if filters is None else filters)
     flips = set(view.results.flips.question_ids)
     states = [s for s in view.states if s in grid.states]
     rows, unchanged = [], 0
@@ -156,9 +170,9 @@ def comparison(view: RunView, filters: Sequence[RowFilter] | None = None) -> Com
                          float(d[i])):
             unchanged += 1
             continue
-        ctx = RowContext(qid, view.results, grid, kernel, old, new, gold, em)
         per_state = {s: sorted((r for r in rows_by_q[qid] if r.state == s),
                                key=lambda r: r.repeat) for s in states}
+        ctx = RowContext(qid, view.results, grid, kernel, old, new, gold, em, per_state, bench)
         first = rows_by_q[qid][0]
         rows.append(ComparisonRow(
             id=qid, question=first.question or "",
@@ -169,7 +183,8 @@ def comparison(view: RunView, filters: Sequence[RowFilter] | None = None) -> Com
             path=path_letters(per_state, states, labels_by_q.get(qid, [])),
             plant=str((view.plants or {}).get(qid, {}).get("kind", "")),
             evidence=tuple(_evidence(grid, qid, old, new)),
-            others={s: _groups(texts[s], mark) for s in states if s not in (old, new)}))
+            others={s: _groups(texts[s], mark) for s in states if s not in (old, new)},
+            trajectories=trajectories.trajectory_sides(per_state, old, new) if steps else ()))
     rows.sort(key=lambda r: (-abs(r.contribution_pp), r.id))
     kept = rows[:MAX_ROWS]
     return Comparison(old, new, kernel_name, tuple(kept), unchanged, len(rows) - len(kept),

@@ -91,11 +91,16 @@ def _evidence(row: ComparisonRow) -> str:
                         if d.get("changed") else ""))
     for state, groups in row.others.items():
         parts.append(f"<div><b>{_u(state)}</b>: {_answers(groups)}</div>")
+    for state, paths in row.trajectories:  # the agent's steps, old then new
+        parts += [f"<div><b>{_u(state)}</b>{f' ×{g.count}' if g.count > 1 else ''}:<ol>"
+                  + "".join(f"<li>{_u(step.text())}</li>" for step in g.steps)
+                  + "</ol></div>" for g in paths]
     if row.path:
         parts.append(f"<div>path {_u(row.path)}</div>")
     if not parts:
         return "-"
-    summary = "documents" if row.evidence else "more"
+    summary = ("trajectories" if row.trajectories else "documents" if row.evidence
+               else "more")
     return f'<details class="ev"><summary>{summary}</summary>{"".join(parts)}</details>'
 
 

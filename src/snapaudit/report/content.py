@@ -12,6 +12,7 @@ from typing import Any
 
 from snapaudit.judge.registry import JUDGES, judge_kind
 from snapaudit.report import figures
+from snapaudit.report.agents import agents_section
 from snapaudit.report.attribution import attribution_view
 from snapaudit.report.comparison import EM_LEGEND, comparison
 from snapaudit.report.drilldown import trajectory_table
@@ -248,6 +249,9 @@ def build_report(view: RunView, plant_score: dict[str, Any] | None = None) -> Re
     legend = ((EM_LEGEND,) if view.gold is not None else ())
     sections = [head, Section("Figures", (flip_par,), (), tuple(figs)),
                 Section("Tables", legend, tuple(tables))]
+    agents = agents_section(r.trajectory, old, new)
+    if agents is not None:  # answers with steps only
+        sections.insert(1, agents)
     beyond = secondary_section(r)
     if beyond is not None:
         sections.append(beyond)

@@ -72,6 +72,11 @@ def _comparison_md(view: Comparison | None) -> str:
                          f"{_md(', '.join(d['left']) or '-')}"
                          + (f"; text changed (same id): {_md(', '.join(d['changed']))}"
                             if d.get("changed") else ""))
+        for state, paths in row.trajectories:  # the agent's steps, old then new
+            lines += [f"- steps {_md(state)}{f' ×{g.count}' if g.count > 1 else ''}: "
+                      + "; ".join(f"{j}. {_md(step.text())}"
+                                  for j, step in enumerate(g.steps, start=1))
+                      for g in paths]
         lines.append("")
     return "\n".join(lines)
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from snapaudit.report.attribution import AttributedQuestion
+    from snapaudit.report.trajectories import TrajectoryGroup
 
 
 @dataclass(frozen=True)
@@ -61,16 +62,21 @@ class ComparisonRow:
     plant: str = ""
     evidence: tuple[dict[str, Any], ...] = ()
     others: dict[str, tuple[AnswerGroup, ...]] = field(default_factory=dict)
+    # (state, its distinct trajectories) of old and new, when the answers carry steps
+    trajectories: tuple[tuple[str, tuple[TrajectoryGroup, ...]], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         def groups(gs: Sequence[AnswerGroup]) -> list[list[Any]]:
             return [[g.text, g.count, g.em] for g in gs]
 
-        return {"id": self.id, "question": self.question, "old": groups(self.old),
-                "new": groups(self.new), "verdicts": self.verdicts, "d_i": self.d_i,
-                "contribution_pp": self.contribution_pp, "tags": list(self.tags),
-                "path": self.path, "plant": self.plant, "evidence": list(self.evidence),
-                "others": {s: groups(g) for s, g in self.others.items()}}
+        out = {"id": self.id, "question": self.question, "old": groups(self.old),
+               "new": groups(self.new), "verdicts": self.verdicts, "d_i": self.d_i,
+               "contribution_pp": self.contribution_pp, "tags": list(self.tags),
+               "path": self.path, "plant": self.plant, "evidence": list(self.evidence),
+               "others": {s: groups(g) for s, g in self.others.items()}}
+        if self.trajectories:  # only then: rows of answers without steps are unchanged
+            out["trajectories"] = {s: [g.to_json() for g in gs] for s, gs in self.trajectories}
+        return out
 
 
 @dataclass(frozen=True)

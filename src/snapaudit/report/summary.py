@@ -180,14 +180,42 @@ def _changed_text(result: AnalysisResult) -> str:
             f"{_pp(o.changed_docs)} documents per question")
 
 
+def trajectory_lines(result: AnalysisResult) -> list[str]:
+    """The trajectory kernels and the split of changed pairs (answers with steps only)."""
+    t = result.trajectory
+    if t is None:
+        return []
+    rows = [[name, _pp(k.within), _pp(k.cross), _pp(k.d_hat), _pp(k.lcb95),
+             f"[{_pp(k.ci95[0])}, {_pp(k.ci95[1])}]"] for name, k in t.kernels.items()]
+    return ["Excess trajectory churn (the agent's steps; Within/Cross agreement in %, "
+            "D/LCB/CI in pp):",
+            *_table(["kernel", "Within agreement", "Cross agreement", "D", "LCB95", "CI95"],
+                    rows),
+            *changed_lines(result)]
+
+
+def changed_lines(result: AnalysisResult) -> list[str]:
+    """The split of the changed answer pairs and where old x new trajectories diverge."""
+    t = result.trajectory
+    if t is None:
+        return []
+    c, cross, within = t.changed_pairs, t.first_divergence.cross, t.first_divergence.within
+    steps = ", ".join(f"step {j}: {n}" for j, n in cross.at_step.items()) or "none"
+    return [f"Changed answer pairs {c.total}: same queries {c.same_queries} (index side), "
+            f"different queries {c.different_queries} (agent side)",
+            f"First divergence of old x new trajectories ({cross.pairs} pairs, identical "
+            f"{cross.identical}): {steps}; same-state pairs identical {within.identical} of "
+            f"{within.pairs}"]
+
+
 def render_text(result: AnalysisResult, answers: Sequence[AnswerRow] | None = None,
                 labels: Sequence[PairLabel] = ()) -> str:
     """The readable summary ``snapaudit analyze`` prints (with ``answers``: the questions
     that changed most)."""
     changes = change_lines(result, answers, labels) if answers is not None else []
-    blocks = [churn_table(result) + reading_lines(result), gate_lines(result),
-              utility_lines(result), diagnostics_lines(result), changes, ladder_table(result),
-              secondary_lines(result)]
+    blocks = [churn_table(result) + reading_lines(result), trajectory_lines(result),
+              gate_lines(result), utility_lines(result), diagnostics_lines(result), changes,
+              ladder_table(result), secondary_lines(result)]
     return "\n\n".join("\n".join(b) for b in blocks if b) + "\n"
 
 
@@ -230,7 +258,11 @@ def results_summary(record: RunResults, changes: Sequence[str] = (),
                      f"{_pp(k.cross)}%  D {_signed(k.d_hat)} pp  lcb95 {_signed(k.lcb95)} pp  "
                      f"ucb95 {_signed(k.ucb95)} pp  "
                      f"95% CI [{_pp(k.ci95[0])}, {_pp(k.ci95[1])}]")
-    lines += [AGREEMENT, *reading_lines(results, run_dir)]
+    if results.trajectory is not None:  # an agent's steps: the trajectory kernels too
+        lines += [f"{name:<9} Within agreement {_pp(k.within)}%  Cross agreement "
+                  f"{_pp(k.cross)}%  D {_signed(k.d_hat)} pp  lcb95 {_signed(k.lcb95)} pp  "
+                  "(trajectory)" for name, k in results.trajectory.kernels.items()]
+    lines += [AGREEMENT, *reading_lines(results, run_dir), *changed_lines(results)]
     v = results.verdict()
     lines.append(f"Verdict: {v.label}: {v.meaning}")
     if v.small_sample:

@@ -28,7 +28,8 @@ from snapaudit.stats.paths import PathsResult
 # every top-level key of the analysis
 ANALYSIS_KEYS = ("schema_version", "comparison", "kernels", "gate", "utility", "flips",
                  "flip_rates", "transitions", "overlap", "ladder", "judges",
-                 "distribution_test", "multiplicity", "sample", "sequential", "verdict")
+                 "distribution_test", "multiplicity", "sample", "sequential", "trajectory",
+                 "verdict")
 
 
 def write_results(path: str | Path, results: RunResults) -> Path:

@@ -9,6 +9,7 @@ from snapaudit.errors import ProtocolError
 from snapaudit.judge.registry import judge_kind
 from snapaudit.run.record.protocol import Protocol
 from snapaudit.stats.gate import GateConfig, Profile
+from snapaudit.systems.config import HttpSystemConfig
 
 
 def effective_gate(protocol: Protocol) -> GateConfig:
@@ -32,9 +33,31 @@ def check_evaluable(protocol: Protocol) -> None:
             f"the gate ({gate.describe()}) needs the semantic kernel, but judge.kind = 'none' "
             "produces no pair labels, so the gate could never be evaluated. Set a judge "
             f'([judge] kind = "llm" | "rule" | "labels"), or {fix}.')
+    _check_trajectory(protocol, gate)
     if judge.short_only and protocol.answers.kind == "long":
         raise ProtocolError(
             "the rule judge decides short answers and single sentences only; answers.kind = "
             "'long' needs [judge] kind = \"llm\" (the long-form prompt) or kind = \"labels\". "
             "One-sentence answers, offline: keep answers.kind = \"short\" with the rule judge "
             'and [gate] profile = "long-form" (the semantic kernel alone).')
+
+
+def _check_trajectory(protocol: Protocol, gate: GateConfig) -> None:
+    """A gate rule on a trajectory kernel needs a system that reports steps."""
+    named = sorted(gate.kernels() - {"exact", "semantic"})
+    if not named:
+        return
+    if protocol.design.looks > 1:
+        raise ProtocolError(
+            f"the gate names the trajectory kernel(s) {', '.join(named)}, but a sequential "
+            "design ([design] looks > 1) gates on the answer kernels only.")
+    kind = protocol.system.kind
+    unmapped = [s for s, c in protocol.systems.items()
+                if isinstance(c, HttpSystemConfig) and c.steps_path is None]
+    if kind == "testbed" or (kind == "http" and unmapped):
+        where = ("the testbed reports no steps" if kind == "testbed" else
+                 f"[systems.{unmapped[0]}] sets no steps_path")
+        raise ProtocolError(
+            f"the gate names the trajectory kernel(s) {', '.join(named)}, but {where}, so the "
+            "gate could never be evaluated. Map the service's steps (steps_path), or gate on "
+            "the answer kernels.")

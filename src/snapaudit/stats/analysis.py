@@ -30,6 +30,7 @@ from snapaudit.stats.kernels import (
     SemanticKernel,
     nontransitive_counts,
 )
+from snapaudit.stats.kernelstats import KernelStats as KernelStats
 from snapaudit.stats.ladder import Ladder, ladder
 from snapaudit.stats.looks import sequential_cut
 from snapaudit.stats.metrics import GoldCells, Utility, check_gold, score_grid, utility
@@ -40,46 +41,18 @@ from snapaudit.stats.prefetch import Prefetch
 from snapaudit.stats.primary import semantic_kernel
 from snapaudit.stats.secondary import Secondary, secondary
 from snapaudit.stats.sequential import Sequential, stop_bounds
+from snapaudit.stats.trajectory import trajectories, trajectory_kernels
+from snapaudit.stats.trajectory_section import (
+    TrajectorySection,
+    changed_pairs,
+    first_divergence,
+)
 from snapaudit.stats.transitions import Transitions, transitions
 from snapaudit.stats.utility import gold_scores
 from snapaudit.stats.verdict import Verdict, verdict_of
 from snapaudit.tables import AnswerRow, PairLabel
 
 SCHEMA_VERSION = "2"
-
-
-@dataclass(frozen=True, slots=True)
-class KernelStats:
-    """Within, Cross (percent), D, its lower bound and interval (pp), share of draws <= 0."""
-
-    kernel: str
-    within: float
-    cross: float
-    d_hat: float
-    lcb95: float
-    ci95: tuple[float, float]
-    p_nonpositive: float
-    judge: str | None = None
-    nontransitive_triangles: int | None = None
-    nontransitive_questions: int | None = None
-    # the judge's consistency: labelled pairs whose normalized answers are identical,
-    # and how many of them it labelled "same" (identical answers are never short-circuited)
-    identical_pairs: int | None = None
-    identical_labelled_same: int | None = None
-    method: str = "draws"  # of the interval: "exact" or "draws"
-    ucb95: float | None = None  # one-sided 95% upper bound (pp); None in older documents
-
-    def to_json(self) -> dict[str, object]:
-        out: dict[str, object] = {"within": self.within, "cross": self.cross,
-                                  "d_hat": self.d_hat, "lcb95": self.lcb95, "ucb95": self.ucb95,
-                                  "ci95": list(self.ci95), "p_nonpositive": self.p_nonpositive,
-                                  "method": self.method}
-        if self.kernel == "semantic":
-            out.update(judge=self.judge, nontransitive_triangles=self.nontransitive_triangles,
-                       nontransitive_questions=self.nontransitive_questions,
-                       identical_pairs=self.identical_pairs,
-                       identical_labelled_same=self.identical_labelled_same)
-        return out
 
 
 @dataclass(frozen=True)
@@ -128,6 +101,7 @@ class AnalysisResult:
     secondary: Secondary = field(default_factory=lambda: Secondary(Resampling()))
     sample: SampleCheck | None = None
     sequential: Sequential | None = None  # looks > 1 only
+    trajectory: TrajectorySection | None = None  # answers with steps only
 
 
     def verdict(self) -> Verdict:
@@ -156,6 +130,8 @@ class AnalysisResult:
         }
         if self.sequential is not None:  # only then: fixed-design documents are unchanged
             out["sequential"] = self.sequential.to_json()
+        if self.trajectory is not None:  # only then: answers without steps are unchanged
+            out["trajectory"] = self.trajectory.to_json()
         out["verdict"] = self.verdict().to_json()
         return out
 
@@ -245,16 +221,39 @@ def _analyze(answers: Sequence[AnswerRow], config: AnalysisConfig,
     if seq is not None:  # the gate reads the stopping look's repeated bounds
         stats = {k: replace(s, lcb95=b.lcb, ucb95=b.ucb) if (b := stop_bounds(seq).get(k))
                  else s for k, s in stats.items()}
+    traj, traj_pq = _trajectory(answers, grid, norm, exact, config, res)
+    gated = {**stats, **(traj.kernels if traj else {})}
     gate = evaluate(config.gate, {k: {"d_hat": s.d_hat, "lcb95": s.lcb95,
                                       **({"ucb95": s.ucb95} if s.ucb95 is not None else {})}
-                                  for k, s in stats.items()})
+                                  for k, s in gated.items()})
     return AnalysisResult(
         Comparison(config.old, config.new, grid.n, grid.repeats, grid.states, config.benchmark,
                    config.draws, config.seed, res, config.bootstrap,
                    median_words(grid, (config.old, config.new))),
         stats, gate, flip, utility=util, transitions=trans, overlap=over, ladder=lad,
         judges=agree, per_question=pq, secondary=sec,
-        sample=sample_check({k: v.d for k, v in pq.items()}, gate.rules), sequential=seq)
+        sample=sample_check({k: v.d for k, v in {**pq, **traj_pq}.items()}, gate.rules),
+        sequential=seq, trajectory=traj)
+
+
+def _trajectory(answers: Sequence[AnswerRow], grid: AnswerGrid, norm: Normalizer,
+                exact: ExactKernel, config: AnalysisConfig, res: Resampling
+                ) -> tuple[TrajectorySection | None, dict[str, PerQuestion]]:
+    """The trajectory kernels and diagnostics when the answers carry steps (the kernels'
+    D_i bootstrapped jointly, apart from the answer kernels' draws), and their D_i."""
+    found = trajectories(answers, grid, (config.old, config.new))
+    if found is None:
+        return None, {}
+    kernels = trajectory_kernels(found, norm)
+    pq = {name: per_question(grid, k, config.old, config.new) for name, k in kernels.items()}
+    boot = res.intervals(np.column_stack([pq[n].d for n in kernels]), config.draws,
+                         config.seed, method=config.bootstrap, repeats=grid.repeats)
+    section = TrajectorySection(
+        _kernel_stats(grid, kernels, pq, config, boot),
+        changed_pairs(grid, exact, kernels["queries"], config.old, config.new),
+        first_divergence(grid, found.cells, norm, config.old, config.new),
+        found.without_steps)
+    return section, pq
 
 
 def _start_gold(grid: AnswerGrid, answers: Sequence[AnswerRow],

@@ -30,6 +30,7 @@ from snapaudit.stats.permutation import DistributionTest
 from snapaudit.stats.power import SampleCheck
 from snapaudit.stats.secondary import Secondary
 from snapaudit.stats.sequential import Sequential
+from snapaudit.stats.trajectory_section import TrajectorySection
 from snapaudit.stats.transitions import Transitions
 from snapaudit.stats.utility import Delta
 
@@ -72,7 +73,8 @@ def _result(data: Mapping[str, Any]) -> AnalysisResult:
                     data.get("judges")),
         secondary=secondary,
         sample=_opt(SampleCheck.from_json, data.get("sample")),
-        sequential=_opt(Sequential.from_json, data.get("sequential")))
+        sequential=_opt(Sequential.from_json, data.get("sequential")),
+        trajectory=_opt(TrajectorySection.from_json, data.get("trajectory")))
 
 
 def _opt(read: Any, raw: Any) -> Any:

@@ -2,7 +2,8 @@
 
 For question i, old state L (answers a_1..a_r) and new state H (b_1..b_r):
 within_L = mean k(a_j, a_l) over j < l, within_H likewise, w_i = (within_L + within_H) / 2,
-c_i = mean k(a_j, b_l) over all r x r pairs, D_i = w_i - c_i. Values here are fractions;
+c_i = mean k(a_j, b_l) over all r x r pairs, D_i = w_i - c_i (k in {0, 1}, or in [0, 1] for
+a graded kernel such as the trajectory kernel ``documents``). Values here are fractions;
 the results report them x 100 (percent, and percentage points for D).
 """
 
@@ -53,10 +54,11 @@ def per_question(grid: AnswerGrid, kernel: Kernel, old: str, new: str) -> PerQue
     for i in np.flatnonzero(missing)[:1]:  # the error the question-by-question walk raises
         _scalar(kernel, grid, grid.question_ids[int(i)], old, new)
     pairs = len(ju)
-    # the same float operations as the scalar walk: integer counts, then the divisions
-    w = (w_old.sum(axis=1, dtype=np.int64) / pairs
-         + w_new.sum(axis=1, dtype=np.int64) / pairs) / 2
-    c = cross.sum(axis=1, dtype=np.int64) / (r * r)
+    # the same float operations as the scalar walk: integer counts, then the divisions (a
+    # kernel of values in [0, 1], such as a Jaccard index, sums its floats)
+    acc = np.int64 if k.dtype.kind in "iu" else np.float64
+    w = (w_old.sum(axis=1, dtype=acc) / pairs + w_new.sum(axis=1, dtype=acc) / pairs) / 2
+    c = cross.sum(axis=1, dtype=acc) / (r * r)
     return PerQuestion(grid.question_ids, w, c)
 
 

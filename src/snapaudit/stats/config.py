@@ -68,3 +68,6 @@ class AnalysisConfig:
                 check.fail("", "ladder must list at least 2 distinct states")
             elif self.old not in self.ladder or self.new not in self.ladder:
                 check.fail("", "ladder must contain the old and new states")
+        if self.looks > 1 and self.gate.kernels() - {"exact", "semantic"}:
+            check.fail("", "a sequential design (looks > 1) gates on the answer kernels only; "
+                       "a trajectory kernel (tools, queries, documents) cannot be a gate rule")

@@ -37,7 +37,8 @@ from typing import Literal, get_args
 
 from snapaudit.stats.fields import Checks
 
-Kernel = Literal["exact", "semantic"]
+# the answer kernels, and the trajectory kernels of answers with steps (stats/trajectory.py)
+Kernel = Literal["exact", "semantic", "tools", "queries", "documents"]
 Statistic = Literal["d_hat", "lcb95"]
 Op = Literal[">=", ">"]
 _OPS = {">=": operator.ge, ">": operator.gt, "<": operator.lt}
@@ -211,7 +212,8 @@ def evaluate(config: GateConfig, stats: Mapping[str, Mapping[str, float]]) -> Ga
             passed = False
             note = (f"{rule.kernel} kernel not computed"
                     + (" (no pair labels given: set a judge, or use gate profile "
-                       "'exact-only' for short answers)" if rule.kernel == "semantic" else ""))
+                       "'exact-only' for short answers)" if rule.kernel == "semantic" else
+                       "" if rule.kernel == "exact" else " (the answers carry no steps)"))
         else:
             passed = bool(_OPS[rule.op](value, rule.threshold))
         outcomes.append(RuleOutcome(rule.describe(), rule.kernel, rule.statistic, rule.op,

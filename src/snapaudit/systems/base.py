@@ -19,6 +19,8 @@ from typing import Any, Protocol, runtime_checkable
 from snapaudit.errors import TransportInvalid
 from snapaudit.hashing import sha256_text
 from snapaudit.systems.failure import R
+from snapaudit.tables.records import Step
+from snapaudit.tables.steps import StepsError, parse_steps
 
 Document = tuple[str, str, str]  # (id, url, text)
 
@@ -60,6 +62,8 @@ class AnswerOutcome:
     latency_s: float = 0.0
     meta: dict[str, Any] = field(default_factory=dict)
     doc_hashes: tuple[str, ...] | None = None
+    # the trajectory behind the answer (snapaudit.tables.steps), when the system reports one
+    steps: tuple[Step, ...] | None = None
 
 
 def text_hashes(doc_ids: Sequence[Any] | None, texts: Any) -> tuple[str, ...] | None:
@@ -73,6 +77,16 @@ def text_hashes(doc_ids: Sequence[Any] | None, texts: Any) -> tuple[str, ...] | 
         raise TransportInvalid(R.SCHEMA, detail=f"'doc_texts' holds {len(texts)} text(s) for "
                                f"{len(doc_ids or ())} doc id(s): give one text per id")
     return tuple(sha256_text(t) for t in texts)
+
+
+def reply_steps(value: Any) -> tuple[Step, ...] | None:
+    """A reply's ``steps`` (None: none reported); TransportInvalid("schema") when invalid."""
+    if value is None:
+        return None
+    try:
+        return parse_steps(value, ids_as_text=True)
+    except StepsError as exc:
+        raise TransportInvalid(R.SCHEMA, detail=str(exc)) from None
 
 
 @runtime_checkable

@@ -25,6 +25,13 @@ class AuthConfig(Frozen):
     prefix: str = "Bearer "
 
 
+# the optional keys of an HTTP system (document texts, the trajectory): written only when
+# set, so a protocol without them keeps its hash
+_UNSET_DEFAULTS: dict[str, Any] = {"doc_texts_path": None, "steps_path": None,
+                                   "step_tool": "tool", "step_input": "input",
+                                   "step_doc_ids": "doc_ids", "step_output": "output"}
+
+
 class HttpSystemConfig(Frozen):
     url: str
     method: Literal["POST", "PUT", "GET"] = "POST"
@@ -36,14 +43,22 @@ class HttpSystemConfig(Frozen):
     # dotted path to the retrieved documents' texts (one per id): kept as their SHA-256, so
     # a document whose text changed under the same id is reported as changed
     doc_texts_path: str | None = None
+    # the reply's list of steps (an agent's trajectory), and each step's fields within it
+    steps_path: str | None = None
+    step_tool: str = "tool"
+    step_input: str = "input"
+    step_doc_ids: str = "doc_ids"
+    step_output: str | None = "output"
 
     @model_serializer(mode="wrap")
     def _drop_unset(self, handler: SerializerFunctionWrapHandler) -> Any:
-        """``doc_texts_path`` is written only when set: protocols without it keep their
-        hashes."""
+        """``doc_texts_path`` and the step keys are written only when set: protocols without
+        them keep their hashes."""
         data = handler(self)
-        if isinstance(data, dict) and data.get("doc_texts_path") is None:
-            data.pop("doc_texts_path", None)
+        if isinstance(data, dict):
+            for key, default in _UNSET_DEFAULTS.items():
+                if key in data and data[key] == default:
+                    data.pop(key)
         return data
 
 

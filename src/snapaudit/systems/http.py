@@ -7,6 +7,9 @@ optional document ids are read from the JSON reply by dotted paths (``a.b.0.c``)
 whose whole value is ``"{evidence}"`` opts in to given evidence: ``snapaudit attribute`` puts
 the counterfactual documents there (a list of ``{"id", "url", "text"}``), an audit ``null``
 (the service retrieves itself).
+With ``steps_path`` the reply's list there is the agent's trajectory: each item's
+``step_tool``, ``step_input``, ``step_doc_ids`` and ``step_output`` paths (default ``tool``,
+``input``, ``doc_ids``, ``output``) give a step (:mod:`snapaudit.tables.steps`).
 An API key is read from the environment variable the protocol names, at call time; it is
 never part of :meth:`HttpSystem.spec`, the ledger, logs or reports.
 """
@@ -19,12 +22,13 @@ import time
 from typing import Any
 
 from snapaudit.errors import ConfigError, TransportInvalid
-from snapaudit.systems.base import AnswerCall, AnswerOutcome, text_hashes
+from snapaudit.systems.base import AnswerCall, AnswerOutcome, reply_steps, text_hashes
 from snapaudit.systems.config import HttpSystemConfig, RunConfig
 from snapaudit.systems.failure import R
 from snapaudit.systems.redact import Secrets
 from snapaudit.systems.replicas import ReplicaPool, call_replica
 from snapaudit.systems.transport import HttpEndpoint
+from snapaudit.tables.records import Step
 
 _VAR = re.compile(r"\{(question|question_id|state|repeat|seed)\}")
 _MISSING = object()
@@ -129,7 +133,24 @@ class HttpSystem:
                  else lookup(reply, self.config.doc_texts_path))
         return AnswerOutcome(answer=answer, doc_ids=ids, latency_s=latency,
                              meta={"replica": replica} if replica else {},
-                             doc_hashes=text_hashes(ids, None if texts is _MISSING else texts))
+                             doc_hashes=text_hashes(ids, None if texts is _MISSING else texts),
+                             steps=self._steps(reply))
+
+    def _steps(self, reply: Any) -> tuple[Step, ...] | None:
+        cfg = self.config
+        if cfg.steps_path is None:
+            return None
+        found = lookup(reply, cfg.steps_path)
+        if found is _MISSING or found is None:
+            return None
+        if not isinstance(found, list):
+            raise TransportInvalid(R.SCHEMA, detail=f"'{cfg.steps_path}' is not a list of steps")
+        paths = {"tool": cfg.step_tool, "input": cfg.step_input, "doc_ids": cfg.step_doc_ids,
+                 "output": cfg.step_output}
+        items = [{k: v for k, p in paths.items()
+                  if p and (v := lookup(item, p)) is not _MISSING}  # "": not read
+                 for item in found]
+        return reply_steps(items)
 
     def _doc_ids(self, reply: Any) -> tuple[str, ...] | None:
         if self.config.doc_ids_path is None:

@@ -7,8 +7,9 @@ when a ``setup`` is configured). How its calls run is the state's execution sett
 and on the event loop (``isolation = "thread"``: :mod:`snapaudit.systems.python_threads`) or
 in worker processes (``"process"``: :mod:`snapaudit.systems.workers`). It returns the
 answer as a string or a mapping ``{"answer": str, "doc_ids"?: [str, ...], "doc_texts"?:
-[str, ...], "meta"?: {...}}`` (``doc_texts``: each document's text, hashed into the evidence
-and never stored).
+[str, ...], "meta"?: {...}, "steps"?: [{"tool", "input", "doc_ids", "output"?}, ...]}``
+(``doc_texts``: each document's text, hashed into the evidence and never stored; ``steps``:
+an agent's trajectory, :mod:`snapaudit.tables.steps`).
 Any exception it raises is one transport-invalid attempt whose reason names the exception's
 type and message (its redacted traceback, at most 4 KB of the innermost frames, is kept in
 the attempt's meta); the engine retries it under the same policy as an HTTP failure.
@@ -39,7 +40,7 @@ from typing import Any
 
 from snapaudit.errors import ConfigError, TransportInvalid
 from snapaudit.hashing import sha256_file
-from snapaudit.systems.base import AnswerCall, AnswerOutcome, text_hashes
+from snapaudit.systems.base import AnswerCall, AnswerOutcome, reply_steps, text_hashes
 from snapaudit.systems.config import PythonSystemConfig, RunConfig
 from snapaudit.systems.failure import R
 from snapaudit.systems.loop_watch import BLOCKED_S
@@ -110,11 +111,11 @@ def to_outcome(value: Any, latency_s: float) -> AnswerOutcome:
     if not isinstance(value, Mapping):
         raise TransportInvalid(R.SCHEMA, detail="the callable must return a str or a mapping "
                                f"with 'answer', got {type(value).__name__}")
-    extra = set(value) - {"answer", "doc_ids", "doc_texts", "meta"}
+    extra = set(value) - {"answer", "doc_ids", "doc_texts", "meta", "steps"}
     answer = value.get("answer")
     if not isinstance(answer, str) or extra:
         raise TransportInvalid(R.SCHEMA, detail="expected {answer: str, doc_ids?, doc_texts?, "
-                               f"meta?}}, got keys {sorted(value)}")
+                               f"meta?, steps?}}, got keys {sorted(map(str, value))}")
     ids = value.get("doc_ids")
     if ids is not None and (not isinstance(ids, list | tuple)
                             or not all(isinstance(d, str | int) for d in ids)):
@@ -125,7 +126,8 @@ def to_outcome(value: Any, latency_s: float) -> AnswerOutcome:
     return AnswerOutcome(answer=answer,
                          doc_ids=tuple(str(d) for d in ids) if ids is not None else None,
                          latency_s=latency_s, meta={str(k): v for k, v in meta.items()},
-                         doc_hashes=text_hashes(ids, value.get("doc_texts")))
+                         doc_hashes=text_hashes(ids, value.get("doc_texts")),
+                         steps=reply_steps(value.get("steps")))
 
 
 def search_path(config: PythonSystemConfig, base_dir: Path | None) -> Path | None:

@@ -12,8 +12,8 @@ from snapaudit.tables.gold import read_gold, write_gold
 from snapaudit.tables.labels import read_labels, validate_labels, write_labels
 from snapaudit.tables.labeltable import LabelTable
 from snapaudit.tables.reading import read_tables
-from snapaudit.tables.records import AnswerRef, AnswerRow, GoldRow, PairLabel
+from snapaudit.tables.records import AnswerRef, AnswerRow, GoldRow, PairLabel, Step
 
 __all__ = ["GOLD_FORMATS", "AnswerRef", "AnswerRow", "AnswerTable", "GoldRow", "LabelTable",
-           "PairLabel", "read_answers", "read_gold", "read_labels", "read_tables",
+           "PairLabel", "Step", "read_answers", "read_gold", "read_labels", "read_tables",
            "validate_answers", "validate_labels", "write_answers", "write_gold", "write_labels"]

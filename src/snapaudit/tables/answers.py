@@ -15,7 +15,8 @@ from typing import Any, Literal, TypeVar
 from snapaudit.errors import InputError
 from snapaudit.tables.decoded import STATE_NAME, answer_table
 from snapaudit.tables.jsonl import Declined, Source, json_objects, source_of
-from snapaudit.tables.records import AnswerRef, AnswerRow
+from snapaudit.tables.records import AnswerRef, AnswerRow, Step
+from snapaudit.tables.steps import StepsError, parse_steps, steps_record
 
 GOLD_FORMATS = ("auto", "jsonl", "nq-open", "triviaqa-dpr")
 PARQUET_MAGIC = b"PAR1"
@@ -78,6 +79,16 @@ def _str_list(obj: dict[str, Any], key: str, where: dict[str, Any], *,
     if not all(isinstance(v, str) for v in value):
         raise InputError(f"field {key!r} must be a list of strings", **where)
     return tuple(value)
+
+
+def _steps(obj: dict[str, Any], where: dict[str, Any]) -> tuple[Step, ...] | None:
+    value = obj.get("steps")
+    if value is None:
+        return None
+    try:
+        return parse_steps(value)
+    except StepsError as exc:
+        raise InputError(str(exc), **where) from None
 
 
 def _unknown_keys(obj: dict[str, Any], allowed: set[str], where: dict[str, Any]) -> None:
@@ -162,6 +173,7 @@ def _checked_answers(source: Source, path: str | Path) -> list[AnswerRow]:
             question=_field(obj, "question", str, where, optional=True),
             cluster=_field(obj, "cluster", str, where, optional=True),
             doc_hashes=_str_list(obj, "doc_hashes", where, optional=True),
+            steps=_steps(obj, where),
         )
         hashes, ids = row.doc_hashes, row.doc_ids
         if hashes is not None and (ids is None or len(hashes) != len(ids)):
@@ -264,4 +276,6 @@ def answer_record(row: AnswerRow) -> dict[str, Any]:
         obj["cluster"] = row.cluster
     if row.doc_hashes is not None:
         obj["doc_hashes"] = list(row.doc_hashes)
+    if row.steps is not None:
+        obj["steps"] = steps_record(row.steps)
     return obj

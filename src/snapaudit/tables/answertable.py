@@ -21,7 +21,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from snapaudit.tables.records import AnswerRow
+from snapaudit.tables.records import AnswerRow, Step
 from snapaudit.tables.rowview import ColumnRows
 
 T = TypeVar("T")
@@ -29,13 +29,15 @@ T = TypeVar("T")
 
 class AnswerTable(ColumnRows[AnswerRow]):
     """Rows in file order: ``q``/``s`` index ``question_ids``/``states`` (both in order of
-    first appearance), ``repeat`` is 1-based; ``answers``, ``doc_ids`` and ``questions`` are
-    per row. ``cells`` orders the rows by (question, state, repeat)."""
+    first appearance), ``repeat`` is 1-based; ``answers``, ``doc_ids``, ``questions`` (and
+    ``steps``, when any row has them) are per row. ``cells`` orders the rows by (question,
+    state, repeat)."""
 
     def __init__(self, question_ids: Sequence[str], states: Sequence[str], q: np.ndarray,
                  s: np.ndarray, repeat: np.ndarray, answers: Sequence[str],
                  doc_ids: Sequence[tuple[str, ...] | None], questions: Sequence[str | None],
-                 answer_codes: tuple[list[str], np.ndarray] | None = None):
+                 answer_codes: tuple[list[str], np.ndarray] | None = None,
+                 steps: Sequence[tuple[Step, ...] | None] | None = None):
         self.question_ids = tuple(question_ids)
         self.states = tuple(states)
         self.q = np.asarray(q, dtype=np.int64)
@@ -45,6 +47,8 @@ class AnswerTable(ColumnRows[AnswerRow]):
         self._answer_codes = answer_codes
         self.doc_ids = list(doc_ids)
         self.questions = list(questions)
+        # per row, when any row carries steps (an agent's trajectory); None: no row does
+        self.steps = list(steps) if steps is not None else None
         self.repeats = int(self.repeat.max())
         cell = (self.q * len(self.states) + self.s) * self.repeats + (self.repeat - 1)
         self.cells = np.empty(len(cell), dtype=np.int64)
@@ -66,13 +70,15 @@ class AnswerTable(ColumnRows[AnswerRow]):
     def _row(self, i: int) -> AnswerRow:
         return AnswerRow(self.question_ids[self.q[i]], self.states[self.s[i]],
                          int(self.repeat[i]), self.answers[i], self.doc_ids[i],
-                         self.questions[i])
+                         self.questions[i], steps=self.steps[i] if self.steps else None)
 
     def __iter__(self) -> Iterator[AnswerRow]:
         qids, states = self.question_ids, self.states
-        for q, s, j, a, d, text in zip(self.q.tolist(), self.s.tolist(), self.repeat.tolist(),
-                                       self.answers, self.doc_ids, self.questions, strict=True):
-            yield AnswerRow(qids[q], states[s], j, a, d, text)
+        steps = self.steps if self.steps is not None else [None] * len(self.answers)
+        for q, s, j, a, d, text, t in zip(self.q.tolist(), self.s.tolist(),
+                                          self.repeat.tolist(), self.answers, self.doc_ids,
+                                          self.questions, steps, strict=True):
+            yield AnswerRow(qids[q], states[s], j, a, d, text, steps=t)
 
     def __repr__(self) -> str:
         return (f"AnswerTable({len(self)} rows: {len(self.question_ids)} questions x "

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from snapaudit.tables.answertable import AnswerTable, coded_full_grid
 from snapaudit.tables.decoded import STATE_NAME, per_row
 from snapaudit.tables.labeltable import LabelTable, ref_sides
+from snapaudit.tables.stepcolumn import step_rows
 
 Check = Callable[[pa.DataType], bool]
 
@@ -39,10 +40,17 @@ def _ref(t: pa.DataType) -> bool:
                 and pa.types.is_integer(t.field("repeat").type))
 
 
+def _steps(t: pa.DataType) -> bool:
+    """A list of structs: the steps' fields are checked by
+    :func:`snapaudit.tables.stepcolumn.step_rows`."""
+    return bool(pa.types.is_list(t) and pa.types.is_struct(t.value_type))
+
+
 Columns = Mapping[str, tuple[Check, bool]]  # column: its check, whether required
 ANSWERS: Columns = {"question_id": (_text, True), "state": (_text, True),
                     "repeat": (pa.types.is_integer, True), "answer": (_text, True),
-                    "doc_ids": (_texts, False), "question": (_text, False)}
+                    "doc_ids": (_texts, False), "question": (_text, False),
+                    "steps": (_steps, False)}
 LABELS: Columns = {"question_id": (_text, True), "a": (_ref, True), "b": (_ref, True),
                    "same": (pa.types.is_boolean, True), "judge": (_text, False)}
 GOLD: Columns = {"question_id": (_text, True), "answers": (_texts, True)}
@@ -189,10 +197,15 @@ def arrow_answers(table: pa.Table) -> AnswerTable | None:
         return None
     if not coded_full_grid(q, s, repeat, len(qids), len(states)):
         return None  # a duplicate or a hole in the grid
+    steps = None
+    if "steps" in cols and cols["steps"].null_count < n:  # a column of nulls: no steps
+        steps = step_rows(cols["steps"], _text, _texts)
+        if steps is None:
+            return None
     question = _column(cols, "question", n, pa.string())
     return AnswerTable(qids, states, q, s, repeat, per_row(values, codes),
                        _doc_tuples(docs_col), _optional_strings(question),
-                       (values, codes.astype(np.int64)))
+                       (values, codes.astype(np.int64)), steps)
 
 
 def arrow_labels(table: pa.Table) -> LabelTable | None:

@@ -30,7 +30,8 @@ from snapaudit.tables.jsonl import (
     typed_blocks,
 )
 from snapaudit.tables.labeltable import LabelTable
-from snapaudit.tables.records import AnswerRef
+from snapaudit.tables.records import AnswerRef, Step
+from snapaudit.tables.steps import checked_lines
 
 STATE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")  # as in the protocol's states.order
 T = TypeVar("T")
@@ -56,7 +57,7 @@ def per_row(values: Sequence[T], codes: np.ndarray) -> list[T]:
 
 
 _ANSWER = tuple(map(attrgetter, ("question_id", "state", "repeat", "answer", "doc_ids",
-                                 "question", "cluster")))
+                                 "question", "cluster", "steps")))
 
 
 def answer_table(source: Source, block: int = BLOCK) -> AnswerTable | None:
@@ -66,9 +67,12 @@ def answer_table(source: Source, block: int = BLOCK) -> AnswerTable | None:
     lines = Lines(answer_line)
     codes = [Codes() for _ in range(6)]  # question, state, -, answer, doc ids, question text
     cols: list[list[np.ndarray]] = [[] for _ in range(6)]
+    steps: list[tuple[Step, ...] | None] = []
     for rows in typed_blocks(source, lines, block):
         if set(map(_ANSWER[6], rows)) != {None}:
             return None  # clusters: the rows are kept as records
+        if not _steps(rows, steps):
+            return None
         for k in (0, 1, 3, 5):
             cols[k].append(codes[k].of(map(_ANSWER[k], rows), len(rows)))
         cols[4].append(codes[4].of(map(bytes, map(_ANSWER[4], rows)), len(rows)))
@@ -86,7 +90,22 @@ def answer_table(source: Source, block: int = BLOCK) -> AnswerTable | None:
         return None
     return AnswerTable(qids, states, q, s, repeat, per_row(answers, answer),
                        per_row(doc_lists, docs), per_row(list(codes[5]), text),
-                       (answers, answer))
+                       (answers, answer), steps if any(x is not None for x in steps) else None)
+
+
+def _steps(rows: list[Any], out: list[tuple[Step, ...] | None]) -> bool:
+    """Each row's steps appended to ``out`` (None: the row has none); False when a row's
+    steps do not hold (the line reader then names the problem)."""
+    raw = list(map(_ANSWER[7], rows))
+    if not any(x is not None for x in raw):
+        out += raw
+        return True
+    for lines in raw:
+        steps = None if lines is None else checked_lines(lines)
+        if lines is not None and steps is None:
+            return False
+        out.append(steps)
+    return True
 
 
 def _doc_lists(raws: list[bytes]) -> list[tuple[str, ...] | None] | None:

@@ -26,6 +26,7 @@ from typing import Any, Literal
 import msgspec
 
 from snapaudit.errors import InputError
+from snapaudit.tables.steps import STEPS
 
 BLOCK = 8 << 20  # bytes decoded at a time: their records are columns before the next block
 FIRST = 1 << 16  # the first block: small, so the narrowed decoder (:class:`Lines`) starts soon
@@ -41,11 +42,13 @@ NARROW_MAX = 256  # at most this many distinct values become a Literal field
 
 
 def answer_line(state: Any = str) -> type:
-    """An answers line; ``doc_ids`` kept as its raw JSON (decoded once per distinct list)."""
+    """An answers line; ``doc_ids`` kept as its raw JSON (decoded once per distinct list);
+    ``steps`` typed (checked further by :func:`snapaudit.tables.steps.checked_lines`)."""
     return msgspec.defstruct("AnswerLine", [
         ("question_id", str), ("state", state), ("repeat", int), ("answer", str),
         ("doc_ids", msgspec.Raw, msgspec.Raw(b"null")), ("question", str | None, None),
-        ("cluster", str | None, None)], forbid_unknown_fields=True, gc=False)
+        ("cluster", str | None, None), ("steps", STEPS | None, None)],
+        forbid_unknown_fields=True, gc=False)
 
 
 def label_line(state: Any = str, judge: Any = str) -> type:

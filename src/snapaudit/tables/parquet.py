@@ -25,11 +25,15 @@ from snapaudit.tables.columnar import DICTIONARY, arrow_answers, arrow_gold, arr
 from snapaudit.tables.jsonl import Source
 from snapaudit.tables.labeltable import LabelTable
 from snapaudit.tables.records import AnswerRow, GoldRow, PairLabel
+from snapaudit.tables.steps import steps_record
 
 P = ParamSpec("P")
 R = TypeVar("R")
 Kind = Literal["answers", "labels", "gold"]
 _FAILURES = (pa.ArrowException, OSError, ValueError)
+# a trajectory column: per row a list of steps (a null ``output``: none given)
+STEPS = pa.list_(pa.struct([("tool", pa.string()), ("input", pa.string()),
+                            ("doc_ids", pa.list_(pa.string())), ("output", pa.string())]))
 
 
 def _released(read: Callable[P, R]) -> Callable[P, R]:
@@ -93,12 +97,12 @@ def _answers(rows: Iterable[AnswerRow]) -> pa.Table:
     rows = list(rows)
     cols: dict[str, list[Any]] = {k: [getattr(r, k) for r in rows] for k in
                                   ("question_id", "state", "repeat", "answer")}
-    for key in ("doc_ids", "question", "cluster", "doc_hashes"):
+    for key in ("doc_ids", "question", "cluster", "doc_hashes", "steps"):
         values = [getattr(r, key) for r in rows]
         if any(v is not None for v in values):  # as JSONL: a field no row has is left out
-            cols[key] = [None if v is None else list(v) for v in values] \
-                if key in LISTS else values
-    types = {"repeat": pa.int64(), **{k: pa.list_(pa.string()) for k in LISTS}}
+            cols[key] = [None if v is None else steps_record(v) if key == "steps"
+                         else list(v) if key in LISTS else v for v in values]
+    types = {"repeat": pa.int64(), "steps": STEPS, **{k: pa.list_(pa.string()) for k in LISTS}}
     return pa.table({k: pa.array(v, types.get(k, pa.string())) for k, v in cols.items()})
 
 

@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
+
+import msgspec
+
+MAX_TOOL_CHARS = 256
+MAX_STEP_DOC_IDS = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +27,21 @@ class AnswerRow:
     # optional content hashes of the documents of ``doc_ids`` (one each, same order): a
     # document whose text changed under the same id is then told apart (stats.overlap)
     doc_hashes: tuple[str, ...] | None = None
+    # the agent's trajectory behind the answer, step by step (snapaudit.tables.steps); None:
+    # the system reported none (an empty tuple: it reported that it took no step)
+    steps: tuple[Step, ...] | None = None
+
+
+class Step(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=False):
+    """One step of a trajectory: the tool called, its input (a search query), the document
+    ids it returned, and optionally its output text (stored, never compared). A msgspec
+    record, so the typed readers decode a row's steps straight into it (the bounds below are
+    checked there; :mod:`snapaudit.tables.steps` checks the rest)."""
+
+    tool: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TOOL_CHARS)]
+    input: str
+    doc_ids: Annotated[tuple[str, ...], msgspec.Meta(max_length=MAX_STEP_DOC_IDS)] = ()
+    output: str | None = None
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -44,6 +44,7 @@ from snapaudit.hashing import canonical_json, sha256_file, sha256_json
 from snapaudit.judge.registry import judge_kind
 from snapaudit.run.record import cohort
 from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.record.ledger.cells import Publish
 from snapaudit.run.record.protocol import (
     Protocol,
     bound_fields,
@@ -53,6 +54,8 @@ from snapaudit.run.record.protocol import (
     to_toml,
 )
 from snapaudit.run.record.rundir import INITIALIZING_NAME, LEDGER_NAME, RunDir
+from snapaudit.stats.normalize import normalizer
+from snapaudit.tables.steps import public_payload
 
 __all__ = ["LEDGER_NAME", "LockRecord", "content_now", "initialize_run", "make_lock",
            "verify_chain", "verify_run_files"]
@@ -261,9 +264,17 @@ def content_now(ledger: Ledger, protocol: Protocol, base: Path) -> dict[str, dic
     gold_path = cohort.resolve(protocol.gold.path, base)
     gold = {"gold_sha256": sha256_file(gold_path) if gold_path.exists() else "missing"}
     return {"retrieval": ledger.content_hashes("retrieval"),
-            "answer": ledger.content_hashes("answer"),
+            "answer": ledger.content_hashes("answer", answer_publisher(protocol)),
             "semantic": semantic, "gold": gold,
             "attribution": attribution_content(ledger, protocol)}
+
+
+def answer_publisher(protocol: Protocol) -> Publish:
+    """How an artifact publishes the answer cells of ``protocol``'s run: steps' texts hashed
+    under the benchmark's normalization (:func:`snapaudit.tables.steps.public_payload`); the
+    answer lock binds those published cells too when they differ."""
+    norm = normalizer(protocol.gold.benchmark)
+    return lambda payload: public_payload(payload, norm)
 
 
 def attribution_content(ledger: Ledger, protocol: Protocol) -> dict[str, str]:

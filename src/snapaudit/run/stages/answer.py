@@ -1,7 +1,8 @@
 """Answer cells: one per (question, state, repeat), for the answer stage and replication.
 
 The request is ``{"question_id", "state", "repeat"}``; an accepted payload is
-``{"answer", "doc_ids"}``, validated against ``[answers] max_bytes``
+``{"answer", "doc_ids"}`` (and ``steps``, an agent's trajectory, when the system reports one),
+validated against ``[answers] max_bytes``
 (:func:`snapaudit.run.answers.validate_answer`), metered with the tokens the system
 reported, and decoded back into :class:`~snapaudit.tables.AnswerRow` by :func:`answer_rows`.
 """
@@ -16,10 +17,11 @@ from snapaudit.run.execution.runner import CellResult
 from snapaudit.run.execution.schedule import answer_schedule
 from snapaudit.run.record import cohort
 from snapaudit.run.record.ledger import Ledger
+from snapaudit.run.record.locks import answer_publisher
 from snapaudit.run.stages.base import Cell, Stage, run_stage
 from snapaudit.run.stages.batch_calls import BatchCalls, billed_model
 from snapaudit.run.stages.keys import AnswerKey, AttributionKey
-from snapaudit.run.stages.payloads import answer_result, doc_hashes_of
+from snapaudit.run.stages.payloads import answer_result, doc_hashes_of, payload_steps
 from snapaudit.systems.base import AnswerCall, Evidence, System
 from snapaudit.tables import AnswerRow
 
@@ -38,18 +40,21 @@ def ask(key: AnswerKey, question: str, evidence: Evidence | None) -> AnswerCall:
 
 def answer_cell(system: System, key: A, asked: AnswerCall, max_bytes: int, *,
                 extra: Mapping[str, Any] | None = None, seed_of: SeedHook | None = None,
-                batch: BatchCalls | None = None, endpoint: str | None = None) -> Cell[A]:
+                batch: BatchCalls | None = None, endpoint: str | None = None,
+                steps: bool = True) -> Cell[A]:
     """One answer cell: ``system`` answers ``asked`` with each attempt's number and seed.
 
     The request is the key's fields and ``extra``; ``seed_of`` maps the seed the runner
     derived for an attempt to the one the system draws with (the attribution's hook: the
     edited state's seed); the cell goes through a provider batch when ``batch`` can carry it.
+    ``steps=False`` keeps no trajectory (a counterfactual answer is attributed alone).
     """
     def attempt_of(attempt: int, seed: int) -> AnswerCall:
         return replace(asked, attempt=attempt, seed=seed if seed_of is None else seed_of(seed))
 
     async def call(attempt: int, seed: int) -> CellResult:
-        return answer_result(await system.answer(attempt_of(attempt, seed)), max_bytes)
+        return answer_result(await system.answer(attempt_of(attempt, seed)), max_bytes,
+                             steps=steps)
 
     batched = batch.answer(system, attempt_of, max_bytes) if batch is not None else None
     return Cell(key, {**key.fields(), **(extra or {})}, call, batched, endpoint)
@@ -78,7 +83,7 @@ async def answer_stage(run: RunContext, evidence: Mapping[tuple[str, str], Evide
     per_endpoint = run.protocol.system.kind == "http"
     await run_stage(run.ledger, Stage(STAGE, cells, model=billed_model(run.systems.values())),
                     run.policy(not per_endpoint), run.progress, run.protocol.run)
-    run.lock("answer", run.ledger.content_hashes(STAGE))
+    run.lock("answer", run.ledger.content_hashes(STAGE, answer_publisher(run.protocol)))
 
 
 def answer_rows(ledger: Ledger, questions: Sequence[cohort.Question] | Mapping[str, str],
@@ -99,7 +104,7 @@ def answer_rows(ledger: Ledger, questions: Sequence[cohort.Question] | Mapping[s
         rows.append(AnswerRow(key.question_id, key.state, key.repeat, cell.payload["answer"],
                               tuple(ids) if ids is not None else None,
                               text.get(key.question_id), cluster.get(key.question_id),
-                              doc_hashes_of(cell.payload)))
+                              doc_hashes_of(cell.payload), payload_steps(cell.payload)))
     if order is None:
         return rows
     return sorted(rows, key=lambda r: (order.get(r.question_id, -1), r.state, r.repeat))

@@ -110,7 +110,8 @@ def answer_cells(system: System, states: tuple[str, str], plans: Sequence[Questi
                          "evidence": sha256_json(evidence.rendered),
                          "seed": {"state": ref, "seed": seed}}
                 cells.append(answer_cell(system, key, asked, max_bytes, extra=extra,
-                                         seed_of=edited_seed(design_seed, key, seed)))
+                                         seed_of=edited_seed(design_seed, key, seed),
+                                         steps=False))
     return cells
 
 

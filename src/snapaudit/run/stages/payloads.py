@@ -12,18 +12,25 @@ from snapaudit.run.execution.runner import CellResult
 from snapaudit.run.stages.keys import AttributionJudgeKey, JudgeKey
 from snapaudit.systems.base import AnswerOutcome
 from snapaudit.tables import AnswerRef, PairLabel
+from snapaudit.tables.records import Step
+from snapaudit.tables.steps import parse_steps, steps_record
 
 
-def answer_result(out: AnswerOutcome, max_bytes: int, latency: bool = True) -> CellResult:
+def answer_result(out: AnswerOutcome, max_bytes: int, latency: bool = True,
+                  steps: bool = True) -> CellResult:
     """The accepted payload of one answer, metered (TransportInvalid unless it is a
     nonempty answer of at most ``max_bytes`` UTF-8 bytes). ``doc_hashes`` (the documents'
-    content hashes) is in the payload only when the system reported them, so the payloads
-    (and locks) of systems that do not are unchanged."""
+    content hashes) and ``steps`` (the trajectory) are in the payload only when the system
+    reported them, so the payloads (and locks) of systems that do not are unchanged;
+    ``steps=False`` leaves out the trajectory (a counterfactual answer of ``snapaudit
+    attribute`` needs none)."""
     validate_answer(out.answer, max_bytes)
     doc_ids = list(out.doc_ids) if out.doc_ids is not None else None
     payload: dict[str, Any] = {"answer": out.answer, "doc_ids": doc_ids}
     if out.doc_hashes is not None:
         payload["doc_hashes"] = list(out.doc_hashes)
+    if steps and out.steps is not None:
+        payload["steps"] = steps_record(out.steps)
     return CellResult(payload, dict(out.usage), (out.latency_s or None) if latency else None,
                       dict(out.meta))
 
@@ -32,6 +39,12 @@ def doc_hashes_of(payload: Mapping[str, Any]) -> tuple[str, ...] | None:
     """The content hashes an accepted answer payload recorded (None: none recorded)."""
     hashes = payload.get("doc_hashes")
     return tuple(hashes) if hashes is not None else None
+
+
+def payload_steps(payload: Mapping[str, Any]) -> tuple[Step, ...] | None:
+    """The steps of an accepted answer payload (None: it has none)."""
+    raw = payload.get("steps")
+    return None if raw is None else parse_steps(raw)
 
 
 def labels_payload(key: JudgeKey | AttributionJudgeKey, verdict: dict[tuple[str, str], bool],

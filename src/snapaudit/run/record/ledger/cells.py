@@ -5,13 +5,25 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from snapaudit.errors import IntegrityError
 from snapaudit.hashing import canonical_json, sha256_json, sha256_text
 from snapaudit.run.record.ledger.attempts import AttemptTable
 from snapaudit.run.record.ledger.schema import Cell
+
+Publish = Callable[[Mapping[str, Any]], Mapping[str, Any]]
+
+
+def published_text(payload: str | None, publish: Publish) -> str | None:
+    """An attempt's stored payload text as an artifact publishes it (unchanged when
+    ``publish`` leaves it so)."""
+    if payload is None:
+        return None
+    value = json.loads(payload)
+    public = publish(value)
+    return payload if public is value else canonical_json(public)
 
 
 class CellTable(AttemptTable):
@@ -116,27 +128,38 @@ class CellTable(AttemptTable):
                                  + "\n  ".join(shown))
         return counts
 
-    def content_hashes(self, stage: str) -> dict[str, str]:
+    def content_hashes(self, stage: str, publish: Publish | None = None) -> dict[str, str]:
         """Hashes of a stage's ledger content (each accepted cell is checked by
         :meth:`verify_cells` first, so a lock never binds an edited cell): what was accepted
         (``accepted_sha256``: each cell's key and payload hash, ``n_cells``) and how
         (``cells_sha256``: key, accepted attempt and payload; ``attempts_sha256``: every
-        attempt row; ``n_attempts``)."""
+        attempt row; ``n_attempts``). With ``publish`` (a payload as an artifact publishes
+        it) and a payload it changes, also ``public_accepted_sha256``,
+        ``public_cells_sha256`` and ``public_attempts_sha256``: the same hashes of the
+        published payloads, which an artifact's verifier recomputes."""
         self.verify_cells(stage)
-        cells = self._db.execute(
+        cells = [(k, a, json.loads(p), h) for k, a, p, h in self._db.execute(
             "SELECT cell_key, attempt_id, payload, payload_hash FROM cells WHERE stage=? "
             "ORDER BY cell_key",
             (stage,),
-        ).fetchall()
+        )]
         attempts = self._db.execute(
             "SELECT id, cell_key, attempt_no, request_hash, outcome, reason, error, payload "
             "FROM attempts WHERE stage=? ORDER BY id",
             (stage,),
         ).fetchall()
-        return {
+        out = {
             "accepted_sha256": sha256_json([[k, h] for k, _, _, h in cells]),
-            "cells_sha256": sha256_json([[k, a, json.loads(p)] for k, a, p, _ in cells]),
+            "cells_sha256": sha256_json([[k, a, p] for k, a, p, _ in cells]),
             "n_cells": str(len(cells)),
             "attempts_sha256": sha256_json([list(r) for r in attempts]),
             "n_attempts": str(len(attempts)),
         }
+        if publish is not None and any(publish(p) is not p for _, _, p, _ in cells):
+            public = [(k, a, publish(p)) for k, a, p, _ in cells]
+            out["public_accepted_sha256"] = sha256_json([[k, sha256_json(p)]
+                                                         for k, _, p in public])
+            out["public_cells_sha256"] = sha256_json([[k, a, p] for k, a, p in public])
+            out["public_attempts_sha256"] = sha256_json(
+                [[*r[:7], published_text(r[7], publish)] for r in attempts])
+        return out
