@@ -14,7 +14,7 @@ Each ``to_json`` writes the keys the schema documents (docs/results-schema.md) a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from snapaudit.stats.codec import decode
@@ -34,12 +34,7 @@ class StageUsage:
     cost_usd: float | None
 
     def to_json(self) -> dict[str, Any]:
-        return {"attempts": self.attempts, "attempts_with_usage": self.attempts_with_usage,
-                "model": self.model, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens,
-                "batched_prompt_tokens": self.batched_prompt_tokens,
-                "batched_completion_tokens": self.batched_completion_tokens,
-                "cost_usd": self.cost_usd}
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +45,7 @@ class UsageTotal:
     cost_usd: float | None
 
     def to_json(self) -> dict[str, Any]:
-        return {"attempts": self.attempts, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens, "cost_usd": self.cost_usd}
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -84,7 +78,7 @@ class ProtocolWarning:
     message: str
 
     def to_json(self) -> dict[str, str]:
-        return {"code": self.code, "message": self.message}
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,8 +91,7 @@ class Regression:
     at: str
 
     def to_json(self) -> dict[str, str]:
-        return {"question_id": self.question_id, "annotator": self.annotator,
-                "note": self.note, "at": self.at}
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,9 +105,7 @@ class AnnotatorCounts:
     unclear: int
 
     def to_json(self) -> dict[str, int]:
-        return {"reviewed": self.reviewed, "regressions": self.regressions,
-                "improvements": self.improvements, "neutral": self.neutral,
-                "unclear": self.unclear}
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -134,12 +125,9 @@ class ReviewSummary:
     chain_sha256: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"reviewed": self.reviewed, "changed": self.changed,
-                "regressions": self.regressions, "improvements": self.improvements,
-                "neutral": self.neutral, "unclear": self.unclear,
-                "by_annotator": {k: v.to_json() for k, v in self.by_annotator.items()},
-                "regressions_list": [r.to_json() for r in self.regressions_list],
-                "decisions": self.decisions, "chain_sha256": self.chain_sha256}
+        return {**asdict(self), "by_annotator": {k: v.to_json() for k, v in
+                                                 self.by_annotator.items()},
+                "regressions_list": [r.to_json() for r in self.regressions_list]}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ReviewSummary:

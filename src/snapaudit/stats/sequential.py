@@ -47,7 +47,7 @@ the bounds are the fixed design's lcb95 / ucb95 exactly (p_1 = 0.05, no pseudo-q
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -91,7 +91,7 @@ class LookBound:
     ucb: float
 
     def to_json(self) -> dict[str, float]:
-        return {"d_hat": self.d_hat, "lcb": self.lcb, "ucb": self.ucb}
+        return asdict(self)
 
 
 @dataclass(frozen=True)

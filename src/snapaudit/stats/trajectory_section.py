@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from itertools import combinations, product
 from typing import Any
 
@@ -37,8 +37,7 @@ class ChangedPairs:
     different_queries: int
 
     def to_json(self) -> dict[str, int]:
-        return {"total": self.total, "same_queries": self.same_queries,
-                "different_queries": self.different_queries}
+        return asdict(self)
 
 
 @dataclass(frozen=True)
