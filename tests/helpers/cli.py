@@ -89,11 +89,17 @@ def wait_for_new_attempt(run_dir: Path, proc: subprocess.Popen[Any],
 def kill_mid_stage(proto: Path, run_dir: Path, pause_s: float) -> bool:
     """``snapaudit run`` SIGKILLed ``pause_s`` seconds after it has begun an attempt: True
     when it was killed, False when it finished first."""
-    import signal
 
     proc = run_cli(proto, run_dir)
     wait_for_new_attempt(run_dir, proc)
     time.sleep(pause_s)
+    return kill_unless_finished(proc)
+
+
+def kill_unless_finished(proc: subprocess.Popen[bytes]) -> bool:
+    """SIGKILL ``proc`` unless it has ended, and reap it: True when it was killed."""
+    import signal
+
     finished = proc.poll() is not None
     if not finished:
         proc.send_signal(signal.SIGKILL)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import signal
 import time
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 from snapaudit.progress import SilentProgress
 from snapaudit.run.engine import run_protocol_file
 from tests.fakes.rag_service import FakeRagService
-from tests.helpers.cli import run_cli, wait_for_new_attempt
+from tests.helpers.cli import finish_run, kill_unless_finished, run_cli, wait_for_new_attempt
 from tests.helpers.ledger_view import accepted, analysis, query
 from tests.helpers.protocol import write_protocol, write_world
 
@@ -39,13 +38,7 @@ def test_sigkill_twenty_times_then_resume_equals_uninterrupted(tmp_path: Path) -
             else:  # mid-stage: once this process has made an attempt, whatever the machine
                 wait_for_new_attempt(run_dir, proc)
                 time.sleep(rng.uniform(0.0, 0.4))
-            finished = proc.poll() is not None
-            if not finished:
-                proc.send_signal(signal.SIGKILL)
-            proc.wait()
-            assert proc.stderr is not None
-            proc.stderr.close()
-            if finished:
+            if not kill_unless_finished(proc):
                 break  # the run completed before this kill
             kills += 1
             if (run_dir / "ledger.sqlite").exists():
@@ -54,9 +47,7 @@ def test_sigkill_twenty_times_then_resume_equals_uninterrupted(tmp_path: Path) -
                     assert now[key] == cell, f"accepted cell {key} was overwritten"
                 seen = now
                 progress_at_kill.append(len(now))
-        final = run_cli(proto, run_dir)
-        _, err = final.communicate(timeout=120)
-        assert final.returncode == 0, err.decode()
+        finish_run(proto, run_dir)
     assert kills == KILLS
     assert len({n for n in progress_at_kill if 0 < n < QUESTIONS * 4}) >= 5  # killed mid-stage
     db = run_dir / "ledger.sqlite"
