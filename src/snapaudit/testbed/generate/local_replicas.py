@@ -76,18 +76,22 @@ class LocalReplicas:
     def _work(self, i: int) -> None:
         model = self.models[i]
         while (job := self._next(i)) is not None:
+            outcome: tuple[bool, Any] | None = None
             if not job.fut.cancelled():  # its caller went away before it started
                 try:
-                    ok, value = True, job.fn(model)
+                    outcome = True, job.fn(model)
                 except BaseException as exc:  # handed to the awaiting coroutine
-                    ok, value = False, exc
-                with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
-                    job.fut.get_loop().call_soon_threadsafe(_settle, job.fut, ok, value)
+                    outcome = False, exc
             with self._cond:
                 self._running -= 1
                 for key in [k for k, o in self._owner.items() if o == i and not model.holds(k)]:
                     del self._owner[key]  # evicted (or never saved): any replica may take it
                 self._cond.notify_all()
+            # settled only once the call no longer counts as running: a caller that closes
+            # the pool on its last answer then waits for every model to close
+            if outcome is not None:
+                with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
+                    job.fut.get_loop().call_soon_threadsafe(_settle, job.fut, *outcome)
         model.close()
         with self._cond:
             self._alive -= 1
