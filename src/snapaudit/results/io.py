@@ -29,7 +29,7 @@ from snapaudit.stats.paths import PathsResult
 ANALYSIS_KEYS = ("schema_version", "comparison", "kernels", "gate", "utility", "flips",
                  "flip_rates", "transitions", "overlap", "ladder", "judges",
                  "distribution_test", "multiplicity", "sample", "sequential", "trajectory",
-                 "verdict")
+                 "conversation", "verdict")
 
 
 def write_results(path: str | Path, results: RunResults) -> Path:

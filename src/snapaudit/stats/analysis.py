@@ -21,6 +21,7 @@ from snapaudit.stats.bootstrap import Bootstrapped
 from snapaudit.stats.churn import PerQuestion, per_question
 from snapaudit.stats.cluster import Resampling, resampling
 from snapaudit.stats.config import AnalysisConfig as AnalysisConfig
+from snapaudit.stats.conversation import ConversationSection, conversation
 from snapaudit.stats.flips import Flips, flips
 from snapaudit.stats.gate import GateResult, evaluate
 from snapaudit.stats.kernels import (
@@ -31,6 +32,7 @@ from snapaudit.stats.kernels import (
     nontransitive_counts,
 )
 from snapaudit.stats.kernelstats import KernelStats as KernelStats
+from snapaudit.stats.kernelstats import kernel_stats
 from snapaudit.stats.ladder import Ladder, ladder
 from snapaudit.stats.looks import sequential_cut
 from snapaudit.stats.metrics import GoldCells, Utility, check_gold, score_grid, utility
@@ -102,7 +104,7 @@ class AnalysisResult:
     sample: SampleCheck | None = None
     sequential: Sequential | None = None  # looks > 1 only
     trajectory: TrajectorySection | None = None  # answers with steps only
-
+    conversation: ConversationSection | None = None  # answers with turn answers only
 
     def verdict(self) -> Verdict:
         """The verdict every output prints (:mod:`snapaudit.stats.verdict`)."""
@@ -132,6 +134,8 @@ class AnalysisResult:
             out["sequential"] = self.sequential.to_json()
         if self.trajectory is not None:  # only then: answers without steps are unchanged
             out["trajectory"] = self.trajectory.to_json()
+        if self.conversation is not None:  # only then: single-turn answers are unchanged
+            out["conversation"] = self.conversation.to_json()
         out["verdict"] = self.verdict().to_json()
         return out
 
@@ -233,7 +237,8 @@ def _analyze(answers: Sequence[AnswerRow], config: AnalysisConfig,
         stats, gate, flip, utility=util, transitions=trans, overlap=over, ladder=lad,
         judges=agree, per_question=pq, secondary=sec,
         sample=sample_check({k: v.d for k, v in {**pq, **traj_pq}.items()}, gate.rules),
-        sequential=seq, trajectory=traj)
+        sequential=seq, trajectory=traj,
+        conversation=conversation(answers, grid, norm, config, res))
 
 
 def _trajectory(answers: Sequence[AnswerRow], grid: AnswerGrid, norm: Normalizer,
@@ -314,8 +319,5 @@ def _kernel_stats(grid: AnswerGrid, kernels: Mapping[str, Kernel],
             tri = nontransitive_counts(kernel, grid, (config.old, config.new))
             extra = {"judge": kernel.judge, "nontransitive_triangles": int(tri.sum()),
                      "nontransitive_questions": int((tri > 0).sum())}
-        out[name] = KernelStats(name, 100 * pq[name].within, 100 * pq[name].cross,
-                                100 * pq[name].d_hat, iv.lcb95, iv.ci95, iv.p_nonpositive,
-                                method=iv.method, ucb95=iv.ucb95,
-                                **extra)  # type: ignore[arg-type]
+        out[name] = kernel_stats(name, pq[name], iv, **extra)
     return out

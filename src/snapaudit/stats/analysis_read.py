@@ -19,6 +19,7 @@ from snapaudit.errors import InputError
 from snapaudit.stats.agreement import JudgeAgreement
 from snapaudit.stats.analysis import SCHEMA_VERSION, AnalysisResult, Comparison, KernelStats
 from snapaudit.stats.codec import decode
+from snapaudit.stats.conversation import ConversationSection
 from snapaudit.stats.fliprates import FlipRates
 from snapaudit.stats.flips import Flips
 from snapaudit.stats.gate import GateResult
@@ -74,7 +75,8 @@ def _result(data: Mapping[str, Any]) -> AnalysisResult:
         secondary=secondary,
         sample=_opt(SampleCheck.from_json, data.get("sample")),
         sequential=_opt(Sequential.from_json, data.get("sequential")),
-        trajectory=_opt(TrajectorySection.from_json, data.get("trajectory")))
+        trajectory=_opt(TrajectorySection.from_json, data.get("trajectory")),
+        conversation=_opt(ConversationSection.from_json, data.get("conversation")))
 
 
 def _opt(read: Any, raw: Any) -> Any:

@@ -8,6 +8,10 @@ as the same record.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from snapaudit.stats.bootstrap import Interval
+from snapaudit.stats.churn import PerQuestion
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,3 +46,9 @@ class KernelStats:
                        identical_pairs=self.identical_pairs,
                        identical_labelled_same=self.identical_labelled_same)
         return out
+
+
+def kernel_stats(name: str, pq: PerQuestion, iv: Interval, **extra: Any) -> KernelStats:
+    """One kernel's record from its per-question values and its interval (pp)."""
+    return KernelStats(name, 100 * pq.within, 100 * pq.cross, 100 * pq.d_hat, iv.lcb95,
+                       iv.ci95, iv.p_nonpositive, method=iv.method, ucb95=iv.ucb95, **extra)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 
@@ -53,21 +54,23 @@ def trajectories(rows: Sequence[AnswerRow], grid: AnswerGrid, states: Sequence[s
     cells: dict[tuple[str, str], list[Trajectory]] = {
         (q, s): [()] * grid.repeats for q in grid.question_ids for s in states}
     missing = 0
-    for qid, state, repeat, steps in _cells(rows):
+    for qid, state, repeat, steps in row_cells(rows, "steps"):
         if state in keep:
             missing += steps is None
             cells[(qid, state)][repeat - 1] = steps or ()
     return Trajectories(cells, missing)
 
 
-def _cells(rows: Sequence[AnswerRow]
-           ) -> Iterator[tuple[str, str, int, tuple[Step, ...] | None]]:
-    """(question, state, repeat, steps) of every row (a column table's from its columns)."""
-    if not isinstance(rows, AnswerTable) or rows.steps is None:
-        return ((r.question_id, r.state, r.repeat, r.steps) for r in rows)
+def row_cells(rows: Sequence[AnswerRow], column: Literal["steps", "turn_answers"]
+              ) -> Iterator[tuple[str, str, int, Any]]:
+    """(question, state, repeat, the row's ``column``) of every row (a column table's from
+    its columns)."""
+    values = getattr(rows, column, None) if isinstance(rows, AnswerTable) else None
+    if not isinstance(rows, AnswerTable) or values is None:
+        return ((r.question_id, r.state, r.repeat, getattr(r, column)) for r in rows)
     qids, states = rows.question_ids, rows.states
     return ((qids[q], states[s], j, t) for q, s, j, t in zip(
-        rows.q.tolist(), rows.s.tolist(), rows.repeat.tolist(), rows.steps, strict=True))
+        rows.q.tolist(), rows.s.tolist(), rows.repeat.tolist(), values, strict=True))
 
 
 class _TrajectoryKernel:

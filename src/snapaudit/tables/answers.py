@@ -17,6 +17,7 @@ from snapaudit.tables.decoded import STATE_NAME, answer_table
 from snapaudit.tables.jsonl import Declined, Source, json_objects, source_of
 from snapaudit.tables.records import AnswerRef, AnswerRow, Step
 from snapaudit.tables.steps import StepsError, parse_steps, steps_record
+from snapaudit.tables.turns import TurnsError, check_final, parse_texts
 
 GOLD_FORMATS = ("auto", "jsonl", "nq-open", "triviaqa-dpr")
 PARQUET_MAGIC = b"PAR1"
@@ -89,6 +90,18 @@ def _steps(obj: dict[str, Any], where: dict[str, Any]) -> tuple[Step, ...] | Non
         return parse_steps(value)
     except StepsError as exc:
         raise InputError(str(exc), **where) from None
+
+
+def _turn_answers(obj: dict[str, Any], where: dict[str, Any]) -> tuple[str, ...] | None:
+    value = obj.get("turn_answers")
+    if value is None:
+        return None
+    try:
+        texts = parse_texts(value, "turn_answers")
+        check_final(texts, obj.get("answer"))
+    except TurnsError as exc:
+        raise InputError(str(exc), **where) from None
+    return texts
 
 
 def _unknown_keys(obj: dict[str, Any], allowed: set[str], where: dict[str, Any]) -> None:
@@ -174,6 +187,7 @@ def _checked_answers(source: Source, path: str | Path) -> list[AnswerRow]:
             cluster=_field(obj, "cluster", str, where, optional=True),
             doc_hashes=_str_list(obj, "doc_hashes", where, optional=True),
             steps=_steps(obj, where),
+            turn_answers=_turn_answers(obj, where),
         )
         hashes, ids = row.doc_hashes, row.doc_ids
         if hashes is not None and (ids is None or len(hashes) != len(ids)):
@@ -278,4 +292,6 @@ def answer_record(row: AnswerRow) -> dict[str, Any]:
         obj["doc_hashes"] = list(row.doc_hashes)
     if row.steps is not None:
         obj["steps"] = steps_record(row.steps)
+    if row.turn_answers is not None:
+        obj["turn_answers"] = list(row.turn_answers)
     return obj

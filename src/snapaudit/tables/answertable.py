@@ -30,14 +30,15 @@ T = TypeVar("T")
 class AnswerTable(ColumnRows[AnswerRow]):
     """Rows in file order: ``q``/``s`` index ``question_ids``/``states`` (both in order of
     first appearance), ``repeat`` is 1-based; ``answers``, ``doc_ids``, ``questions`` (and
-    ``steps``, when any row has them) are per row. ``cells`` orders the rows by (question,
-    state, repeat)."""
+    ``steps`` and ``turn_answers``, when any row has them) are per row. ``cells`` orders the
+    rows by (question, state, repeat)."""
 
     def __init__(self, question_ids: Sequence[str], states: Sequence[str], q: np.ndarray,
                  s: np.ndarray, repeat: np.ndarray, answers: Sequence[str],
                  doc_ids: Sequence[tuple[str, ...] | None], questions: Sequence[str | None],
                  answer_codes: tuple[list[str], np.ndarray] | None = None,
-                 steps: Sequence[tuple[Step, ...] | None] | None = None):
+                 steps: Sequence[tuple[Step, ...] | None] | None = None,
+                 turn_answers: Sequence[tuple[str, ...] | None] | None = None):
         self.question_ids = tuple(question_ids)
         self.states = tuple(states)
         self.q = np.asarray(q, dtype=np.int64)
@@ -49,6 +50,8 @@ class AnswerTable(ColumnRows[AnswerRow]):
         self.questions = list(questions)
         # per row, when any row carries steps (an agent's trajectory); None: no row does
         self.steps = list(steps) if steps is not None else None
+        # per row, when any row answers a conversation's turns; None: no row does
+        self.turn_answers = list(turn_answers) if turn_answers is not None else None
         self.repeats = int(self.repeat.max())
         cell = (self.q * len(self.states) + self.s) * self.repeats + (self.repeat - 1)
         self.cells = np.empty(len(cell), dtype=np.int64)
@@ -70,15 +73,18 @@ class AnswerTable(ColumnRows[AnswerRow]):
     def _row(self, i: int) -> AnswerRow:
         return AnswerRow(self.question_ids[self.q[i]], self.states[self.s[i]],
                          int(self.repeat[i]), self.answers[i], self.doc_ids[i],
-                         self.questions[i], steps=self.steps[i] if self.steps else None)
+                         self.questions[i], steps=self.steps[i] if self.steps else None,
+                         turn_answers=self.turn_answers[i] if self.turn_answers else None)
 
     def __iter__(self) -> Iterator[AnswerRow]:
         qids, states = self.question_ids, self.states
-        steps = self.steps if self.steps is not None else [None] * len(self.answers)
-        for q, s, j, a, d, text, t in zip(self.q.tolist(), self.s.tolist(),
-                                          self.repeat.tolist(), self.answers, self.doc_ids,
-                                          self.questions, steps, strict=True):
-            yield AnswerRow(qids[q], states[s], j, a, d, text, steps=t)
+        none = [None] * len(self.answers)
+        steps = self.steps if self.steps is not None else none
+        turns = self.turn_answers if self.turn_answers is not None else none
+        for q, s, j, a, d, text, t, u in zip(self.q.tolist(), self.s.tolist(),
+                                             self.repeat.tolist(), self.answers, self.doc_ids,
+                                             self.questions, steps, turns, strict=True):
+            yield AnswerRow(qids[q], states[s], j, a, d, text, steps=t, turn_answers=u)
 
     def __repr__(self) -> str:
         return (f"AnswerTable({len(self)} rows: {len(self.question_ids)} questions x "

@@ -19,6 +19,7 @@ from snapaudit.tables.answertable import AnswerTable, coded_full_grid
 from snapaudit.tables.decoded import STATE_NAME, per_row
 from snapaudit.tables.labeltable import LabelTable, ref_sides
 from snapaudit.tables.stepcolumn import step_rows
+from snapaudit.tables.turns import MAX_TURNS, fits
 
 Check = Callable[[pa.DataType], bool]
 
@@ -50,7 +51,7 @@ Columns = Mapping[str, tuple[Check, bool]]  # column: its check, whether require
 ANSWERS: Columns = {"question_id": (_text, True), "state": (_text, True),
                     "repeat": (pa.types.is_integer, True), "answer": (_text, True),
                     "doc_ids": (_texts, False), "question": (_text, False),
-                    "steps": (_steps, False)}
+                    "steps": (_steps, False), "turn_answers": (_texts, False)}
 LABELS: Columns = {"question_id": (_text, True), "a": (_ref, True), "b": (_ref, True),
                    "same": (pa.types.is_boolean, True), "judge": (_text, False)}
 GOLD: Columns = {"question_id": (_text, True), "answers": (_texts, True)}
@@ -203,9 +204,24 @@ def arrow_answers(table: pa.Table) -> AnswerTable | None:
         if steps is None:
             return None
     question = _column(cols, "question", n, pa.string())
-    return AnswerTable(qids, states, q, s, repeat, per_row(values, codes),
+    answers = per_row(values, codes)
+    turns = _turn_answers(cols["turn_answers"], answers) if "turn_answers" in cols else []
+    if turns is None:
+        return None
+    return AnswerTable(qids, states, q, s, repeat, answers,
                        _doc_tuples(docs_col), _optional_strings(question),
-                       (values, codes.astype(np.int64)), steps)
+                       (values, codes.astype(np.int64)), steps,
+                       turns if any(t is not None for t in turns) else None)
+
+
+def _turn_answers(column: pa.ChunkedArray, answers: list[str]
+                  ) -> list[tuple[str, ...] | None] | None:
+    """Each row's turn answers (None: the row has none), or None when one does not hold:
+    1 to MAX_TURNS non-blank texts in bounds, the last the row's answer."""
+    out = [None if t is None else tuple(t) for t in column.to_pylist()]
+    ok = all(t is None or (0 < len(t) <= MAX_TURNS and None not in t and fits(t)
+                           and t[-1] == a) for t, a in zip(out, answers, strict=True))
+    return out if ok else None
 
 
 def arrow_labels(table: pa.Table) -> LabelTable | None:

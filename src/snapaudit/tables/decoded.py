@@ -32,6 +32,7 @@ from snapaudit.tables.jsonl import (
 from snapaudit.tables.labeltable import LabelTable
 from snapaudit.tables.records import AnswerRef, Step
 from snapaudit.tables.steps import checked_lines
+from snapaudit.tables.turns import fits
 
 STATE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")  # as in the protocol's states.order
 T = TypeVar("T")
@@ -57,7 +58,7 @@ def per_row(values: Sequence[T], codes: np.ndarray) -> list[T]:
 
 
 _ANSWER = tuple(map(attrgetter, ("question_id", "state", "repeat", "answer", "doc_ids",
-                                 "question", "cluster", "steps")))
+                                 "question", "cluster", "steps", "turn_answers")))
 
 
 def answer_table(source: Source, block: int = BLOCK) -> AnswerTable | None:
@@ -68,10 +69,11 @@ def answer_table(source: Source, block: int = BLOCK) -> AnswerTable | None:
     codes = [Codes() for _ in range(6)]  # question, state, -, answer, doc ids, question text
     cols: list[list[np.ndarray]] = [[] for _ in range(6)]
     steps: list[tuple[Step, ...] | None] = []
+    turns: list[tuple[str, ...] | None] = []
     for rows in typed_blocks(source, lines, block):
         if set(map(_ANSWER[6], rows)) != {None}:
             return None  # clusters: the rows are kept as records
-        if not _steps(rows, steps):
+        if not _steps(rows, steps) or not _turns(rows, turns):
             return None
         for k in (0, 1, 3, 5):
             cols[k].append(codes[k].of(map(_ANSWER[k], rows), len(rows)))
@@ -90,7 +92,8 @@ def answer_table(source: Source, block: int = BLOCK) -> AnswerTable | None:
         return None
     return AnswerTable(qids, states, q, s, repeat, per_row(answers, answer),
                        per_row(doc_lists, docs), per_row(list(codes[5]), text),
-                       (answers, answer), steps if any(x is not None for x in steps) else None)
+                       (answers, answer), steps if any(x is not None for x in steps) else None,
+                       turns if any(x is not None for x in turns) else None)
 
 
 def _steps(rows: list[Any], out: list[tuple[Step, ...] | None]) -> bool:
@@ -106,6 +109,15 @@ def _steps(rows: list[Any], out: list[tuple[Step, ...] | None]) -> bool:
             return False
         out.append(steps)
     return True
+
+
+def _turns(rows: list[Any], out: list[tuple[str, ...] | None]) -> bool:
+    """Each row's turn answers appended to ``out``; False when a row's do not hold (the
+    line reader then names the problem)."""
+    raw = list(map(_ANSWER[8], rows))
+    out += raw
+    return all(t is None or (fits(t) and t[-1] == r.answer) for t, r in zip(raw, rows,
+                                                                            strict=True))
 
 
 def _doc_lists(raws: list[bytes]) -> list[tuple[str, ...] | None] | None:

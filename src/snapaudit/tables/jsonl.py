@@ -27,6 +27,7 @@ import msgspec
 
 from snapaudit.errors import InputError
 from snapaudit.tables.steps import STEPS
+from snapaudit.tables.turns import TURN_ANSWERS
 
 BLOCK = 8 << 20  # bytes decoded at a time: their records are columns before the next block
 FIRST = 1 << 16  # the first block: small, so the narrowed decoder (:class:`Lines`) starts soon
@@ -47,7 +48,8 @@ def answer_line(state: Any = str) -> type:
     return msgspec.defstruct("AnswerLine", [
         ("question_id", str), ("state", state), ("repeat", int), ("answer", str),
         ("doc_ids", msgspec.Raw, msgspec.Raw(b"null")), ("question", str | None, None),
-        ("cluster", str | None, None), ("steps", STEPS | None, None)],
+        ("cluster", str | None, None), ("steps", STEPS | None, None),
+        ("turn_answers", TURN_ANSWERS | None, None)],
         forbid_unknown_fields=True, gc=False)
 
 

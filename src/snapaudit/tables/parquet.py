@@ -90,14 +90,14 @@ def parquet_records(source: Source, path: str | Path) -> Iterator[tuple[int, dic
         raise InputError(f"not a readable Parquet file: {exc}", path=str(path)) from None
 
 
-LISTS = ("doc_ids", "doc_hashes")  # the list-of-string fields of an answer row
+LISTS = ("doc_ids", "doc_hashes", "turn_answers")  # the list-of-string fields of an answer row
 
 
 def _answers(rows: Iterable[AnswerRow]) -> pa.Table:
     rows = list(rows)
     cols: dict[str, list[Any]] = {k: [getattr(r, k) for r in rows] for k in
                                   ("question_id", "state", "repeat", "answer")}
-    for key in ("doc_ids", "question", "cluster", "doc_hashes", "steps"):
+    for key in ("doc_ids", "question", "cluster", "doc_hashes", "steps", "turn_answers"):
         values = [getattr(r, key) for r in rows]
         if any(v is not None for v in values):  # as JSONL: a field no row has is left out
             cols[key] = [None if v is None else steps_record(v) if key == "steps"

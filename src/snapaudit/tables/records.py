@@ -30,6 +30,9 @@ class AnswerRow:
     # the agent's trajectory behind the answer, step by step (snapaudit.tables.steps); None:
     # the system reported none (an empty tuple: it reported that it took no step)
     steps: tuple[Step, ...] | None = None
+    # a conversation's answers, one per user turn (snapaudit.tables.turns): the last is
+    # ``answer``; None: a single-turn question
+    turn_answers: tuple[str, ...] | None = None
 
 
 class Step(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=False):

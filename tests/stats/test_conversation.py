@@ -1,0 +1,102 @@
+"""The ``conversation`` section on the planted conversation world's answers table: each turn's
+D and its exact lcb95 as computed by hand (tests/fakes/conversation_world.py), read back
+into the same record; absent (and the document unchanged) without turn answers."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from snapaudit.errors import InputError
+from snapaudit.stats.analysis import AnalysisConfig, analyze
+from snapaudit.stats.analysis_read import analysis_from_json
+from snapaudit.tables import read_answers, write_answers
+from tests.fakes.conversation_world import EXPECTED, FINAL, conversation_rows
+
+CONFIG = AnalysisConfig(old="old", new="new", draws=200, seed=1)
+
+
+def _check(section: dict[str, object]) -> None:
+    turns = section["turns"]
+    assert isinstance(turns, list) and [t["turn"] for t in turns] == [1, 2, 3]
+    for t in turns:
+        questions, within, cross, d_hat, lcb = EXPECTED[t["turn"]]
+        assert t["questions"] == questions
+        assert (t["within"], t["cross"], t["d_hat"], t["lcb95"]) == pytest.approx(
+            (within, cross, d_hat, lcb)), t["turn"]
+        assert t["method"] == "exact"
+    final = section["final"]
+    assert isinstance(final, dict) and final["turn"] is None
+    assert (final["questions"], final["within"], final["cross"], final["d_hat"]) == \
+        pytest.approx(FINAL)
+    assert (section["conversations"], section["single_turn"]) == (5, 0)
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "parquet", "list"])
+def test_each_turn_gives_the_planted_numbers(tmp_path: Path, suffix: str) -> None:
+    rows = conversation_rows()
+    if suffix != "list":
+        write_answers(tmp_path / f"a.{suffix}", rows)
+        read = read_answers(tmp_path / f"a.{suffix}")
+        assert type(read).__name__ == "AnswerTable" and list(read) == rows
+        rows = read  # type: ignore[assignment]
+    result = analyze(rows, config=CONFIG)
+    doc = result.to_json()
+    _check(doc["conversation"])  # type: ignore[arg-type]
+    # the main kernels are of the final answers
+    assert doc["kernels"]["exact"]["d_hat"] == pytest.approx(FINAL[3])  # type: ignore[index]
+    back = analysis_from_json(json.loads(json.dumps(doc)))
+    assert back.conversation == result.conversation
+
+
+def test_final_is_the_last_turn_when_all_conversations_are_as_long() -> None:
+    rows = [r for r in conversation_rows() if r.question_id != "q004"]
+    section = analyze(rows, config=CONFIG).conversation
+    assert section is not None and section.final == section.turns[-1]
+    assert section.final.turn == 3
+
+
+def test_single_turn_questions_are_counted_apart() -> None:
+    rows = [r if r.question_id != "q004" else replace(r, turn_answers=None)
+            for r in conversation_rows()]
+    section = analyze(rows, config=CONFIG).to_json()["conversation"]
+    assert (section["conversations"], section["single_turn"]) == (4, 1)  # type: ignore[index]
+    assert [t["questions"] for t in section["turns"]] == [4, 4, 4]  # type: ignore[index]
+
+
+def test_without_turn_answers_the_document_is_unchanged() -> None:
+    plain = [replace(r, turn_answers=None) for r in conversation_rows()]
+    doc = analyze(plain, config=CONFIG).to_json()
+    assert "conversation" not in doc
+    assert doc == analyze(list(plain), config=CONFIG).to_json()
+
+
+def test_rows_of_one_question_must_agree_on_its_turns() -> None:
+    rows = conversation_rows()
+    rows[0] = replace(rows[0], turn_answers=rows[0].turn_answers[1:])  # type: ignore[index]
+    with pytest.raises(InputError, match="'q000': its answer rows carry turn answers for "
+                                         "2 and 3 turns"):
+        analyze(rows, config=CONFIG)
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("x", "'turn_answers' must be a list of strings, got str"),
+    ([], "'turn_answers' is empty"),
+    (["a", " "], r"turn_answers\[1\] is blank"),
+    (["a", 3], r"turn_answers\[1\] must be a string, got int"),
+    (["a", "c"], "'answer' must equal the last of 'turn_answers'"),
+    (["b"] * 65, "'turn_answers' has 65 turns; at most 64"),
+])
+def test_bad_turn_answers_in_a_table_are_one_line_errors(tmp_path: Path, value: object,
+                                                         message: str) -> None:
+    path = tmp_path / "a.jsonl"
+    lines = [{"question_id": "q", "state": s, "repeat": r, "answer": "b"}
+             for s in ("old", "new") for r in (1, 2)]
+    lines[2]["turn_answers"] = value
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    with pytest.raises(InputError, match=message) as err:
+        read_answers(path)
+    assert "a.jsonl:3: " in str(err.value) and "\n" not in str(err.value)
