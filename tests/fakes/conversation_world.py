@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -109,3 +110,27 @@ class TalkService(LoopbackServer):
 
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/{state}", self._handle)
+
+
+def write_conversations(tmp: Path) -> None:
+    """``questions.jsonl`` (the five conversations, ``question`` their first turn) and
+    ``gold.jsonl``, as :func:`tests.helpers.protocol.write_world` writes its world."""
+    with open(tmp / "questions.jsonl", "w", encoding="utf-8") as f:
+        for q in QUESTIONS:
+            turns = turns_of(q)
+            f.write(json.dumps({"id": q, "question": turns[0], "turns": turns}) + "\n")
+    with open(tmp / "gold.jsonl", "w", encoding="utf-8") as f:
+        for q in QUESTIONS:
+            f.write(json.dumps({"question_id": q, "answers": ["answer 3"]}) + "\n")
+
+
+def sampled_talker(call: PythonCall, delay_s: float = 0.0) -> dict[str, Any]:
+    """A sampling conversation: after ``delay_s`` seconds, each turn's answer a function of
+    (question, seed, turn) alone, so a run killed anywhere and resumed must end with the
+    uninterrupted run's cells."""
+    import time
+
+    time.sleep(float(delay_s))
+    assert call.turns is not None
+    return {"turn_answers": [f"turn {j} answer {(call.seed >> j) % 3}"
+                             for j in range(1, len(call.turns) + 1)]}

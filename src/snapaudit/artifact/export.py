@@ -138,7 +138,8 @@ def _export_tables(rd: RunDir, out: Path, publish: Publish) -> None:
     answers = read_answers(rd.table("answers"))
     write_answers(tables / "answers.jsonl",
                   [type(a)(a.question_id, a.state, a.repeat, a.answer, a.doc_ids, None,
-                           doc_hashes=a.doc_hashes, steps=_public_steps(a.steps, publish))
+                           doc_hashes=a.doc_hashes, steps=_public_steps(a.steps, publish),
+                           turn_answers=a.turn_answers)
                   for a in answers])
     labels_path = rd.table("labels")
     write_labels(tables / "labels.jsonl", read_labels(labels_path) if labels_path.exists() else [])

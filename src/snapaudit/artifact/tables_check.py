@@ -31,8 +31,10 @@ def check_tables(root: Path, answers: Sequence[AnswerRow], labels: list[PairLabe
         ids = list(row.doc_ids) if row.doc_ids is not None else None
         hashes = list(row.doc_hashes) if row.doc_hashes is not None else None
         steps = steps_record(row.steps) if row.steps is not None else None
+        turns = list(row.turn_answers) if row.turn_answers is not None else None
         if cell is None or cell.get("answer") != row.answer or cell.get("doc_ids") != ids \
-                or cell.get("doc_hashes") != hashes or cell.get("steps") != steps:
+                or cell.get("doc_hashes") != hashes or cell.get("steps") != steps \
+                or cell.get("turn_answers") != turns:
             failures.append(f"tables/answers.jsonl: row {row.question_id}/{row.state}/"
                             f"{row.repeat} differs from the answer ledger")
     failures += [f"tables/answers.jsonl: ledger cell {k} missing" for k in sorted(cells)]

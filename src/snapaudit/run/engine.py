@@ -27,7 +27,7 @@ from snapaudit.run.dialect import resolve_dialects
 from snapaudit.run.execution.interrupt import interruptible
 from snapaudit.run.gate_profile import check_evaluable
 from snapaudit.run.looks import look_contents, take_run_looks, used_questions
-from snapaudit.run.preflight import needs_systems, preflight
+from snapaudit.run.preflight import check_conversations, needs_systems, preflight
 from snapaudit.run.record import cohort
 from snapaudit.run.record.ledger import Ledger
 from snapaudit.run.record.locks import (
@@ -131,6 +131,7 @@ async def _run_audit(protocol: Protocol, rd: RunDir, base: Path, progress: Progr
     manifest = cohort.select(protocol.cohort, base) if fresh else None
     if manifest is not None:  # a design whose first look is too small: refused unwritten
         check_design(len(manifest["questions"]), protocol.design.looks)
+        check_conversations(protocol, manifest)
     locked = set() if fresh else {str(rec["stage"]) for rec, _ in rd.ledger().locks()}
     protocol = await resolve_dialects(protocol, rd, fresh)  # "auto": probed, nothing written
     build = given is None and needs_systems(locked)  # lazily: only for stages still open

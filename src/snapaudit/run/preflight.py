@@ -80,3 +80,17 @@ def _readable(path: Path, key: str) -> None:
         raise ConfigError(f"{key}: {path} does not exist or is not a file")
     if not os.access(path, os.R_OK):
         raise ConfigError(f"{key}: {path} is not readable")
+
+
+def check_conversations(protocol: Protocol, manifest: Mapping[str, object]) -> None:
+    """ConfigError when the testbed would be asked a conversation (it answers one question
+    per call): a cohort question with ``turns`` needs a Python or HTTP system."""
+    if protocol.system.kind != "testbed":
+        return
+    questions = manifest.get("questions")
+    talk = [q for q in questions if isinstance(q, dict) and "turns" in q] \
+        if isinstance(questions, list) else []
+    if talk:
+        raise ConfigError(f"cohort question {talk[0]['question_id']} is a conversation (it has "
+                          f"turns; {len(talk)} such question(s)): the built-in testbed answers "
+                          "single questions; audit conversations with a Python or HTTP system")

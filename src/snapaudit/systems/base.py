@@ -21,6 +21,7 @@ from snapaudit.hashing import sha256_text
 from snapaudit.systems.failure import R
 from snapaudit.tables.records import Step
 from snapaudit.tables.steps import StepsError, parse_steps
+from snapaudit.tables.turns import TurnsError, check_count, check_final, parse_texts
 
 Document = tuple[str, str, str]  # (id, url, text)
 
@@ -47,6 +48,8 @@ class AnswerCall:
     attempt: int
     seed: int
     evidence: Evidence | None = None
+    # a conversation's user turns, answered in order within the call (None: one question)
+    turns: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,8 @@ class AnswerOutcome:
     doc_hashes: tuple[str, ...] | None = None
     # the trajectory behind the answer (snapaudit.tables.steps), when the system reports one
     steps: tuple[Step, ...] | None = None
+    # a conversation's answers, one per turn of the call (``answer`` is the last)
+    turn_answers: tuple[str, ...] | None = None
 
 
 def text_hashes(doc_ids: Sequence[Any] | None, texts: Any) -> tuple[str, ...] | None:
@@ -86,6 +91,28 @@ def reply_steps(value: Any) -> tuple[Step, ...] | None:
     try:
         return parse_steps(value, ids_as_text=True)
     except StepsError as exc:
+        raise TransportInvalid(R.SCHEMA, detail=str(exc)) from None
+
+
+def reply_turns(answer: Any, value: Any, turns: Sequence[str] | None
+                ) -> tuple[Any, tuple[str, ...] | None]:
+    """(the final answer, the turn answers) of a reply with ``answer`` (may be None when
+    ``value`` is given) and ``turn_answers`` ``value`` to a call of ``turns``:
+    TransportInvalid("schema") unless a conversation gets one answer per turn (the last
+    equal to a given ``answer``) and a single-turn question none."""
+    if turns is None:
+        if value is not None:
+            raise TransportInvalid(R.SCHEMA, detail="'turn_answers' in the reply to a "
+                                   "single-turn question: give 'answer' alone")
+        return answer, None
+    if value is None:
+        raise TransportInvalid(R.SCHEMA, detail=f"no 'turn_answers' in the reply to a "
+                               f"conversation of {len(turns)} turn(s): give one answer per turn")
+    try:
+        texts = parse_texts(value, "turn_answers")
+        check_count(texts, len(turns))
+        return check_final(texts, answer), texts
+    except TurnsError as exc:
         raise TransportInvalid(R.SCHEMA, detail=str(exc)) from None
 
 

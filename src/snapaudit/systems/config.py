@@ -29,7 +29,8 @@ class AuthConfig(Frozen):
 # set, so a protocol without them keeps its hash
 _UNSET_DEFAULTS: dict[str, Any] = {"doc_texts_path": None, "steps_path": None,
                                    "step_tool": "tool", "step_input": "input",
-                                   "step_doc_ids": "doc_ids", "step_output": "output"}
+                                   "step_doc_ids": "doc_ids", "step_output": "output",
+                                   "turn_answers_path": "turn_answers"}
 
 
 class HttpSystemConfig(Frozen):
@@ -49,6 +50,9 @@ class HttpSystemConfig(Frozen):
     step_input: str = "input"
     step_doc_ids: str = "doc_ids"
     step_output: str | None = "output"
+    # a conversation's answers in the reply, one per turn (its ``turns`` go in the request
+    # body: a field whose whole value is "{turns}", else a top-level ``turns``)
+    turn_answers_path: str = "turn_answers"
 
     @model_serializer(mode="wrap")
     def _drop_unset(self, handler: SerializerFunctionWrapHandler) -> Any:

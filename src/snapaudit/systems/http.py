@@ -10,6 +10,9 @@ the counterfactual documents there (a list of ``{"id", "url", "text"}``), an aud
 With ``steps_path`` the reply's list there is the agent's trajectory: each item's
 ``step_tool``, ``step_input``, ``step_doc_ids`` and ``step_output`` paths (default ``tool``,
 ``input``, ``doc_ids``, ``output``) give a step (:mod:`snapaudit.tables.steps`).
+A conversation's ``turns`` go in the body (a field whose whole value is ``"{turns}"``, else a
+top-level ``turns``); its reply gives one answer per turn at ``turn_answers_path`` (default
+``turn_answers``; ``answer_path`` may then be absent, else it must be the last).
 An API key is read from the environment variable the protocol names, at call time; it is
 never part of :meth:`HttpSystem.spec`, the ledger, logs or reports.
 """
@@ -22,7 +25,13 @@ import time
 from typing import Any
 
 from snapaudit.errors import ConfigError, TransportInvalid
-from snapaudit.systems.base import AnswerCall, AnswerOutcome, reply_steps, text_hashes
+from snapaudit.systems.base import (
+    AnswerCall,
+    AnswerOutcome,
+    reply_steps,
+    reply_turns,
+    text_hashes,
+)
 from snapaudit.systems.config import HttpSystemConfig, RunConfig
 from snapaudit.systems.failure import R
 from snapaudit.systems.redact import Secrets
@@ -33,6 +42,7 @@ from snapaudit.tables.records import Step
 _VAR = re.compile(r"\{(question|question_id|state|repeat|seed)\}")
 _MISSING = object()
 EVIDENCE = "{evidence}"
+TURNS = "{turns}"
 
 
 def render_body(template: Any, values: dict[str, str], evidence: Any = None) -> Any:
@@ -49,13 +59,36 @@ def render_body(template: Any, values: dict[str, str], evidence: Any = None) -> 
     return template
 
 
-def takes_evidence(template: Any) -> bool:
-    """Whether a body template has an ``"{evidence}"`` field."""
-    if template == EVIDENCE:
+def with_turns(body: Any, turns: tuple[str, ...] | None, template: Any) -> Any:
+    """``body`` with a conversation's ``turns`` (a list of strings): in the template's fields
+    whose whole value is ``"{turns}"``, else as a top-level ``turns`` field; unchanged for
+    a single-turn question (a ``"{turns}"`` field is then null)."""
+    if not _has(template, TURNS):
+        return body if turns is None else {**body, "turns": list(turns)}
+    return _put(body, template, None if turns is None else list(turns))
+
+
+def _has(template: Any, marker: str) -> bool:
+    if template == marker:
         return True
     if isinstance(template, dict):
-        return any(takes_evidence(v) for v in template.values())
-    return isinstance(template, list) and any(takes_evidence(v) for v in template)
+        return any(_has(v, marker) for v in template.values())
+    return isinstance(template, list) and any(_has(v, marker) for v in template)
+
+
+def _put(body: Any, template: Any, value: Any) -> Any:
+    if template == TURNS:
+        return value
+    if isinstance(template, dict):
+        return {k: _put(body[k], t, value) for k, t in template.items()}
+    if isinstance(template, list):
+        return [_put(b, t, value) for b, t in zip(body, template, strict=True)]
+    return body
+
+
+def takes_evidence(template: Any) -> bool:
+    """Whether a body template has an ``"{evidence}"`` field."""
+    return _has(template, EVIDENCE)
 
 
 def lookup(obj: Any, path: str) -> Any:
@@ -118,23 +151,34 @@ class HttpSystem:
                   "state": call.state, "repeat": str(call.repeat), "seed": str(call.seed)}
         docs = ([{"id": i, "url": u, "text": t} for i, u, t in call.evidence.documents]
                 if call.evidence is not None and self.accepts_evidence else None)
-        body = render_body(self.config.body_template, values, docs)
+        body = with_turns(render_body(self.config.body_template, values, docs), call.turns,
+                          self.config.body_template)
         start = time.monotonic()
         headers = self._headers()
         replica, reply = await call_replica(
             self.pool, lambda url: self._replicas[url].call_json(self.config.method, body,
                                                                  headers))
         latency = time.monotonic() - start
-        answer = lookup(reply, self.config.answer_path)
-        if not isinstance(answer, str):
-            raise TransportInvalid(R.SCHEMA, detail=f"no string at '{self.config.answer_path}'")
+        answer, turn_answers = self._answers(reply, call.turns)
         ids = self._doc_ids(reply)
         texts = (None if self.config.doc_texts_path is None
                  else lookup(reply, self.config.doc_texts_path))
         return AnswerOutcome(answer=answer, doc_ids=ids, latency_s=latency,
                              meta={"replica": replica} if replica else {},
                              doc_hashes=text_hashes(ids, None if texts is _MISSING else texts),
-                             steps=self._steps(reply))
+                             steps=self._steps(reply), turn_answers=turn_answers)
+
+    def _answers(self, reply: Any, turns: tuple[str, ...] | None
+                 ) -> tuple[str, tuple[str, ...] | None]:
+        """(the final answer, the turn answers of a conversation) of a reply."""
+        cfg = self.config
+        answer = lookup(reply, cfg.answer_path)
+        found = None if turns is None else lookup(reply, cfg.turn_answers_path)
+        if found is not None and found is not _MISSING:  # the last; an answer must equal it
+            return reply_turns(None if answer is _MISSING else answer, found, turns)
+        if not isinstance(answer, str):
+            raise TransportInvalid(R.SCHEMA, detail=f"no string at '{cfg.answer_path}'")
+        return reply_turns(answer, None, turns)
 
     def _steps(self, reply: Any) -> tuple[Step, ...] | None:
         cfg = self.config

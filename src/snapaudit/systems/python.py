@@ -7,9 +7,11 @@ when a ``setup`` is configured). How its calls run is the state's execution sett
 and on the event loop (``isolation = "thread"``: :mod:`snapaudit.systems.python_threads`) or
 in worker processes (``"process"``: :mod:`snapaudit.systems.workers`). It returns the
 answer as a string or a mapping ``{"answer": str, "doc_ids"?: [str, ...], "doc_texts"?:
-[str, ...], "meta"?: {...}, "steps"?: [{"tool", "input", "doc_ids", "output"?}, ...]}``
-(``doc_texts``: each document's text, hashed into the evidence and never stored; ``steps``:
-an agent's trajectory, :mod:`snapaudit.tables.steps`).
+[str, ...], "meta"?: {...}, "steps"?: [{"tool", "input", "doc_ids", "output"?}, ...],
+"turn_answers"?: [str, ...]}`` (``doc_texts``: each document's text, hashed into the evidence
+and never stored; ``steps``: an agent's trajectory, :mod:`snapaudit.tables.steps`;
+``turn_answers``: one answer per turn of a conversation's ``call.turns``, required then and
+refused otherwise, ``answer`` then optional and the last, :mod:`snapaudit.tables.turns`).
 Any exception it raises is one transport-invalid attempt whose reason names the exception's
 type and message (its redacted traceback, at most 4 KB of the innermost frames, is kept in
 the attempt's meta); the engine retries it under the same policy as an HTTP failure.
@@ -40,7 +42,13 @@ from typing import Any
 
 from snapaudit.errors import ConfigError, TransportInvalid
 from snapaudit.hashing import sha256_file
-from snapaudit.systems.base import AnswerCall, AnswerOutcome, reply_steps, text_hashes
+from snapaudit.systems.base import (
+    AnswerCall,
+    AnswerOutcome,
+    reply_steps,
+    reply_turns,
+    text_hashes,
+)
 from snapaudit.systems.config import PythonSystemConfig, RunConfig
 from snapaudit.systems.failure import R
 from snapaudit.systems.loop_watch import BLOCKED_S
@@ -104,18 +112,23 @@ def _distribution(module_name: str, path: Path) -> tuple[str, str] | None:
     return None
 
 
-def to_outcome(value: Any, latency_s: float) -> AnswerOutcome:
-    """A callable's return value as an outcome; TransportInvalid("schema") when malformed."""
+def to_outcome(value: Any, latency_s: float, turns: tuple[str, ...] | None = None
+               ) -> AnswerOutcome:
+    """A callable's return value as an outcome to a call of ``turns`` (a conversation's;
+    None: one question); TransportInvalid("schema") when malformed."""
     if isinstance(value, str):
+        reply_turns(value, None, turns)  # a conversation needs its turn answers
         return AnswerOutcome(answer=value, latency_s=latency_s)
     if not isinstance(value, Mapping):
         raise TransportInvalid(R.SCHEMA, detail="the callable must return a str or a mapping "
                                f"with 'answer', got {type(value).__name__}")
-    extra = set(value) - {"answer", "doc_ids", "doc_texts", "meta", "steps"}
+    extra = set(value) - {"answer", "doc_ids", "doc_texts", "meta", "steps", "turn_answers"}
     answer = value.get("answer")
-    if not isinstance(answer, str) or extra:
+    if not (isinstance(answer, str) or (answer is None and "turn_answers" in value)) or extra:
         raise TransportInvalid(R.SCHEMA, detail="expected {answer: str, doc_ids?, doc_texts?, "
-                               f"meta?, steps?}}, got keys {sorted(map(str, value))}")
+                               f"meta?, steps?, turn_answers?}}, got keys "
+                               f"{sorted(map(str, value))}")
+    answer, turn_answers = reply_turns(answer, value.get("turn_answers"), turns)
     ids = value.get("doc_ids")
     if ids is not None and (not isinstance(ids, list | tuple)
                             or not all(isinstance(d, str | int) for d in ids)):
@@ -127,7 +140,7 @@ def to_outcome(value: Any, latency_s: float) -> AnswerOutcome:
                          doc_ids=tuple(str(d) for d in ids) if ids is not None else None,
                          latency_s=latency_s, meta={str(k): v for k, v in meta.items()},
                          doc_hashes=text_hashes(ids, value.get("doc_texts")),
-                         steps=reply_steps(value.get("steps")))
+                         steps=reply_steps(value.get("steps")), turn_answers=turn_answers)
 
 
 def search_path(config: PythonSystemConfig, base_dir: Path | None) -> Path | None:
@@ -219,20 +232,21 @@ class PythonSystem:
         if self._watch is None:
             self._watch = ModuleWatch()
         returned = await self._calls.call(PythonCall(
-            call.question, call.question_id, call.state, call.repeat, call.seed, call.attempt),
-            extra)
+            call.question, call.question_id, call.state, call.repeat, call.seed, call.attempt,
+            call.turns), extra)
         gained = returned.modules if self.config.isolation == "process" \
             else self._watch.gained()
         new = self.imports.observe(gained) if gained else {}
         if new and self.on_imports is not None:
             self.on_imports(self.state, new)
-        return outcome_of(returned, self.state)
+        return outcome_of(returned, self.state, call.turns)
 
     async def aclose(self) -> None:
         await self._calls.aclose()
 
 
-def outcome_of(returned: Returned, state: str) -> AnswerOutcome:
+def outcome_of(returned: Returned, state: str, turns: tuple[str, ...] | None = None
+               ) -> AnswerOutcome:
     """An attempt's outcome from what the call gave (TransportInvalid for a raised exception
     or a malformed value); a call that blocked the loop is accepted with a warning in the
     attempt's meta."""
@@ -241,7 +255,7 @@ def outcome_of(returned: Returned, state: str) -> AnswerOutcome:
                           "error: not retried; fix it and run again)")
     if returned.error is not None:
         raise TransportInvalid(R.EXCEPTION, detail=returned.error, traceback=returned.traceback)
-    out = to_outcome(returned.value, returned.latency_s)
+    out = to_outcome(returned.value, returned.latency_s, turns)
     if returned.blocked_s > BLOCKED_S:
         out.meta["snapaudit_warning"] = (
             f"the event loop was blocked for {returned.blocked_s:.1f} s during this call (an "

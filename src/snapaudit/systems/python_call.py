@@ -41,6 +41,9 @@ class PythonCall:
     repeat: int
     seed: int
     attempt: int
+    # a conversation's user turns, to answer in order (reply ``turn_answers``, one per
+    # turn); None: a single-turn question
+    turns: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

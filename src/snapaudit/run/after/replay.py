@@ -16,7 +16,7 @@ from typing import Any
 from snapaudit.errors import IntegrityError
 from snapaudit.run.record.protocol import LineageConfig
 from snapaudit.run.stages.keys import AnswerKey
-from snapaudit.run.stages.payloads import doc_hashes_of, payload_steps
+from snapaudit.run.stages.payloads import doc_hashes_of, payload_steps, payload_turns
 from snapaudit.systems.base import AnswerCall, AnswerOutcome
 
 
@@ -63,7 +63,8 @@ class ReplaySystem:
         return AnswerOutcome(answer=str(payload["answer"]),
                              doc_ids=tuple(ids) if ids is not None else None,
                              meta={"replayed_from": "parent answer lock"},
-                             doc_hashes=doc_hashes_of(payload), steps=payload_steps(payload))
+                             doc_hashes=doc_hashes_of(payload), steps=payload_steps(payload),
+                             turn_answers=payload_turns(payload))
 
     async def aclose(self) -> None:
         return None

@@ -4,7 +4,10 @@ Candidates are read from the source (ids and question text only; gold aliases ar
 read here), ordered by ``SHA-256("snapaudit-cohort-v1|{seed}|{id}")`` (hex digest, ties
 impossible in practice, broken by id), excluded ids are dropped, and the first ``size``
 are taken. Ids: the 0-based line of an NQ-open JSONL file, the 0-based row of the DPR
-TriviaQA TSV, or the ``id_field`` of a generic JSONL/CSV file.
+TriviaQA TSV, or the ``id_field`` of a generic JSONL/CSV file. A generic JSONL question may
+be a conversation: its ``turns`` (a list of user turns, answered in order within one call;
+:mod:`snapaudit.tables.turns`) are kept in the manifest beside the ``question`` (its
+identifying text) and bound by their own hash.
 """
 
 from __future__ import annotations
@@ -12,15 +15,16 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from snapaudit import atomic
 from snapaudit.errors import InputError, IntegrityError
-from snapaudit.hashing import canonical_json, sha256_file, sha256_text
+from snapaudit.hashing import canonical_json, sha256_file, sha256_json, sha256_text
 from snapaudit.run.record.protocol import CohortConfig
+from snapaudit.tables.turns import TurnsError, parse_texts
 
 MANIFEST_VERSION = 1
 KEY_TEMPLATE = "snapaudit-cohort-v1|{seed}|{id}"
@@ -31,6 +35,13 @@ class Question:
     question_id: str
     question: str
     cluster: str | None = None
+    # a conversation's user turns, in order (a JSONL source's ``turns``); None: one question
+    turns: tuple[str, ...] | None = None
+
+
+def conversations(questions: Sequence[Question]) -> dict[str, tuple[str, ...]]:
+    """The user turns of each conversation among ``questions``."""
+    return {q.question_id: q.turns for q in questions if q.turns is not None}
 
 
 def cohort_key(seed: int, question_id: str) -> str:
@@ -68,8 +79,19 @@ def _jsonl(path: Path, cfg: CohortConfig, nq: bool) -> Iterator[Question]:
         qid = str(index) if nq else obj.get(cfg.id_field)
         if not nq and not isinstance(qid, str | int):
             raise InputError(f"missing id field {cfg.id_field!r}", path=str(path), line=number)
-        yield Question(str(qid), obj[qfield], _cluster(obj, cfg, path, number))
+        yield Question(str(qid), obj[qfield], _cluster(obj, cfg, path, number),
+                       _turns(obj, path, number))
         index += 1
+
+
+def _turns(obj: dict[str, Any], path: Path, number: int) -> tuple[str, ...] | None:
+    """The ``turns`` of a JSONL question (a conversation), checked and bounded."""
+    if obj.get("turns") is None:
+        return None
+    try:
+        return parse_texts(obj["turns"], "turns")
+    except TurnsError as exc:
+        raise InputError(str(exc), path=str(path), line=number) from None
 
 
 def _tsv_triviaqa(path: Path) -> Iterator[Question]:
@@ -171,7 +193,9 @@ def select(cfg: CohortConfig, base: Path) -> dict[str, Any]:
         "questions": [
             {"question_id": q.question_id, "question": q.question,
              "question_sha256": sha256_text(q.question),
-             **({"cluster": q.cluster} if q.cluster is not None else {})}
+             **({"cluster": q.cluster} if q.cluster is not None else {}),
+             **({"turns": list(q.turns), "turns_sha256": sha256_json(list(q.turns))}
+                if q.turns is not None else {})}
             for q in chosen
         ],
     }
@@ -189,12 +213,16 @@ def read_manifest(path: Path) -> list[Question]:
         data = json.loads(path.read_text(encoding="utf-8"))
         rows = data["questions"]
         out = [Question(str(r["question_id"]), str(r["question"]),
-                        str(r["cluster"]) if r.get("cluster") is not None else None)
+                        str(r["cluster"]) if r.get("cluster") is not None else None,
+                        tuple(map(str, r["turns"])) if r.get("turns") is not None else None)
                for r in rows]
         hashes = [str(r["question_sha256"]) for r in rows]
+        turn_hashes = [r.get("turns_sha256") for r in rows]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise IntegrityError(f"{path.name} is unreadable or malformed: {exc}") from None
-    for q, h in zip(out, hashes, strict=True):
+    for q, h, t in zip(out, hashes, turn_hashes, strict=True):
         if sha256_text(q.question) != h:
             raise IntegrityError(f"{path.name}: question {q.question_id} text changed")
+        if (None if q.turns is None else sha256_json(list(q.turns))) != t:
+            raise IntegrityError(f"{path.name}: question {q.question_id} turns changed")
     return out

@@ -21,7 +21,12 @@ from snapaudit.run.record.locks import answer_publisher
 from snapaudit.run.stages.base import Cell, Stage, run_stage
 from snapaudit.run.stages.batch_calls import BatchCalls, billed_model
 from snapaudit.run.stages.keys import AnswerKey, AttributionKey
-from snapaudit.run.stages.payloads import answer_result, doc_hashes_of, payload_steps
+from snapaudit.run.stages.payloads import (
+    answer_result,
+    doc_hashes_of,
+    payload_steps,
+    payload_turns,
+)
 from snapaudit.systems.base import AnswerCall, Evidence, System
 from snapaudit.tables import AnswerRow
 
@@ -33,9 +38,11 @@ A = TypeVar("A", AnswerKey, AttributionKey)
 SeedHook = Callable[[int], int]  # the runner's seed of an attempt -> the seed drawn with
 
 
-def ask(key: AnswerKey, question: str, evidence: Evidence | None) -> AnswerCall:
-    """What an answer cell of ``key`` asks its state's system (attempt and seed: per attempt)."""
-    return AnswerCall(key.question_id, question, key.state, key.repeat, 0, 0, evidence)
+def ask(key: AnswerKey, question: str, evidence: Evidence | None,
+        turns: tuple[str, ...] | None = None) -> AnswerCall:
+    """What an answer cell of ``key`` asks its state's system (attempt and seed: per attempt;
+    ``turns``: a conversation's)."""
+    return AnswerCall(key.question_id, question, key.state, key.repeat, 0, 0, evidence, turns)
 
 
 def answer_cell(system: System, key: A, asked: AnswerCall, max_bytes: int, *,
@@ -63,13 +70,17 @@ def answer_cell(system: System, key: A, asked: AnswerCall, max_bytes: int, *,
 def answer_cells(systems: Mapping[str, System], questions: Mapping[str, str],
                  states: Sequence[str], repeats: int,
                  evidence: Mapping[tuple[str, str], Evidence | None], max_bytes: int,
-                 batch: BatchCalls | None = None) -> list[Cell[AnswerKey]]:
-    """Every answer cell of the schedule (``questions``: id -> text, in cohort order); each
-    names its state as its endpoint (each state's own system)."""
+                 batch: BatchCalls | None = None,
+                 turns: Mapping[str, tuple[str, ...]] | None = None) -> list[Cell[AnswerKey]]:
+    """Every answer cell of the schedule (``questions``: id -> text, in cohort order;
+    ``turns``: the conversations' user turns); each names its state as its endpoint (each
+    state's own system)."""
+    turns = turns or {}
     keys = [AnswerKey(sc.question_id, sc.state, sc.repeat)
             for sc in answer_schedule(list(questions), states, repeats)]
     return [answer_cell(systems[k.state], k,
-                        ask(k, questions[k.question_id], evidence.get((k.question_id, k.state))),
+                        ask(k, questions[k.question_id], evidence.get((k.question_id, k.state)),
+                            turns.get(k.question_id)),
                         max_bytes, batch=batch, endpoint=k.state) for k in keys]
 
 
@@ -79,7 +90,8 @@ async def answer_stage(run: RunContext, evidence: Mapping[tuple[str, str], Evide
     text = {q.question_id: q.question for q in run.questions}
     batch = BatchCalls(run.protocol)  # run.mode = "batch": provider batch APIs
     cells = answer_cells(run.systems, text, run.protocol.states.order,
-                         run.protocol.design.repeats, evidence, max_bytes, batch)
+                         run.protocol.design.repeats, evidence, max_bytes, batch,
+                         cohort.conversations(run.questions))
     per_endpoint = run.protocol.system.kind == "http"
     await run_stage(run.ledger, Stage(STAGE, cells, model=billed_model(run.systems.values())),
                     run.policy(not per_endpoint), run.progress, run.protocol.run)
@@ -104,7 +116,8 @@ def answer_rows(ledger: Ledger, questions: Sequence[cohort.Question] | Mapping[s
         rows.append(AnswerRow(key.question_id, key.state, key.repeat, cell.payload["answer"],
                               tuple(ids) if ids is not None else None,
                               text.get(key.question_id), cluster.get(key.question_id),
-                              doc_hashes_of(cell.payload), payload_steps(cell.payload)))
+                              doc_hashes_of(cell.payload), payload_steps(cell.payload),
+                              payload_turns(cell.payload)))
     if order is None:
         return rows
     return sorted(rows, key=lambda r: (order.get(r.question_id, -1), r.state, r.repeat))

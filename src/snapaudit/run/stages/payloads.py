@@ -21,7 +21,8 @@ def answer_result(out: AnswerOutcome, max_bytes: int, latency: bool = True,
     """The accepted payload of one answer, metered (TransportInvalid unless it is a
     nonempty answer of at most ``max_bytes`` UTF-8 bytes). ``doc_hashes`` (the documents'
     content hashes) and ``steps`` (the trajectory) are in the payload only when the system
-    reported them, so the payloads (and locks) of systems that do not are unchanged;
+    reported them, and ``turn_answers`` only for a conversation, so the payloads (and
+    locks) of systems that do not are unchanged;
     ``steps=False`` leaves out the trajectory (a counterfactual answer of ``snapaudit
     attribute`` needs none)."""
     validate_answer(out.answer, max_bytes)
@@ -31,6 +32,8 @@ def answer_result(out: AnswerOutcome, max_bytes: int, latency: bool = True,
         payload["doc_hashes"] = list(out.doc_hashes)
     if steps and out.steps is not None:
         payload["steps"] = steps_record(out.steps)
+    if out.turn_answers is not None:
+        payload["turn_answers"] = list(out.turn_answers)
     return CellResult(payload, dict(out.usage), (out.latency_s or None) if latency else None,
                       dict(out.meta))
 
@@ -45,6 +48,12 @@ def payload_steps(payload: Mapping[str, Any]) -> tuple[Step, ...] | None:
     """The steps of an accepted answer payload (None: it has none)."""
     raw = payload.get("steps")
     return None if raw is None else parse_steps(raw)
+
+
+def payload_turns(payload: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The turn answers of an accepted answer payload (None: a single-turn question's)."""
+    raw = payload.get("turn_answers")
+    return None if raw is None else tuple(raw)
 
 
 def labels_payload(key: JudgeKey | AttributionJudgeKey, verdict: dict[tuple[str, str], bool],
