@@ -7,6 +7,7 @@ uninterrupted run's cells; every route gives the hand-computed D of each turn.""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -185,3 +186,19 @@ def test_the_testbed_refuses_conversations(tmp_path: Path,
     err = capsys.readouterr().err
     assert "is a conversation" in err and "the built-in testbed answers single questions" \
         in err and "Traceback" not in err
+
+
+def test_the_report_and_the_summary_show_each_turn(python_run: Path, tmp_path: Path) -> None:
+    from snapaudit.report.build import write_report
+    from snapaudit.report.summary import run_summary
+    from snapaudit.results import read_results
+
+    paths = write_report(python_run, tmp_path)
+    md = re.sub(r"` ?([^`]*?) ?`", r"\1", Path(paths.markdown).read_text())
+    assert "## Conversations" in md
+    assert "| 2 | 5 | 100.00 | 40.00 | 60.00 | 20.00 | [20.00, 100.00] |" in md
+    assert "| final | 5 | 80.00 | 70.00 | 10.00 | -20.00 |" in md
+    text = run_summary(python_run, read_results(python_run / "results.json"))
+    assert "Excess churn per conversation turn (5 conversations" in text
+    line = next(x for x in text.splitlines() if x.startswith("3 "))
+    assert line.split()[:6] == ["3", "4", "75.00", "87.50", "-12.50", "-37.50"]

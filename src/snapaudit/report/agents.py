@@ -5,6 +5,7 @@ absent when the answers carry no steps."""
 from __future__ import annotations
 
 from snapaudit.report.model import Section, Table, interval, num
+from snapaudit.stats.conversation import ConversationSection
 from snapaudit.stats.trajectory_section import Divergence, TrajectorySection
 
 READING = ("Trajectory kernels compare what the agent did, with the estimand of the answer "
@@ -35,6 +36,25 @@ def agents_section(t: TrajectorySection | None, old: str, new: str) -> Section |
         paragraphs.append(f"{num(t.rows_without_steps)} answers of {old} and {new} carried no "
                           "steps; they count as empty trajectories.")
     return Section("Agent trajectories", tuple(paragraphs), (kernels, split, divergence))
+
+
+def conversation_section(c: ConversationSection | None, old: str, new: str) -> Section | None:
+    """The report's conversation section: D of the exact kernel per turn, and of the final
+    turns (results.json ``conversation``); absent when no question is a conversation."""
+    if c is None:
+        return None
+    rows = tuple((name, num(t.questions), num(t.exact.within), num(t.exact.cross),
+                  num(t.exact.d_hat), num(t.exact.lcb95), interval(t.exact.ci95))
+                 for name, t in [*((str(t.turn), t) for t in c.turns), ("final", c.final)])
+    table = Table(f"Excess answer churn per conversation turn {old} → {new} (exact kernel; "
+                  "percent, D in percentage points)",
+                  ("turn", "questions", "Within", "Cross", "D", "LCB95", "95% CI"), rows)
+    text = (f"{num(c.conversations)} questions are conversations (a fixed list of user turns "
+            "answered in order within one call), "
+            f"{num(c.single_turn)} single questions. Turn j counts the conversations that "
+            "have a turn j; final is each conversation's last turn, the answer every other "
+            "number of this report is of.")
+    return Section("Conversations", (text,), (table,))
 
 
 def _row(name: str, d: Divergence, steps: list[int]) -> tuple[str, ...]:

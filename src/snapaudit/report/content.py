@@ -12,7 +12,7 @@ from typing import Any
 
 from snapaudit.judge.registry import JUDGES, judge_kind
 from snapaudit.report import figures
-from snapaudit.report.agents import agents_section
+from snapaudit.report.agents import agents_section, conversation_section
 from snapaudit.report.attribution import attribution_view
 from snapaudit.report.comparison import EM_LEGEND, comparison
 from snapaudit.report.drilldown import trajectory_table
@@ -252,6 +252,9 @@ def build_report(view: RunView, plant_score: dict[str, Any] | None = None) -> Re
     agents = agents_section(r.trajectory, old, new)
     if agents is not None:  # answers with steps only
         sections.insert(1, agents)
+    talk = conversation_section(r.conversation, old, new)
+    if talk is not None:  # conversations only
+        sections.insert(1, talk)
     beyond = secondary_section(r)
     if beyond is not None:
         sections.append(beyond)

@@ -194,6 +194,21 @@ def trajectory_lines(result: AnalysisResult) -> list[str]:
             *changed_lines(result)]
 
 
+def conversation_lines(result: AnalysisResult) -> list[str]:
+    """D of the exact kernel per turn of the conversations (answers with turns only)."""
+    c = result.conversation
+    if c is None:
+        return []
+    rows = [[name, str(t.questions), _pp(t.exact.within), _pp(t.exact.cross),
+             _pp(t.exact.d_hat), _pp(t.exact.lcb95),
+             f"[{_pp(t.exact.ci95[0])}, {_pp(t.exact.ci95[1])}]"]
+            for name, t in [*((str(t.turn), t) for t in c.turns), ("final", c.final)]]
+    return [f"Excess churn per conversation turn ({c.conversations} conversations; exact "
+            "kernel; Within/Cross agreement in %, D/LCB/CI in pp):",
+            *_table(["turn", "questions", "Within agreement", "Cross agreement", "D", "LCB95",
+                     "CI95"], rows)]
+
+
 def changed_lines(result: AnalysisResult) -> list[str]:
     """The split of the changed answer pairs and where old x new trajectories diverge."""
     t = result.trajectory
@@ -214,6 +229,7 @@ def render_text(result: AnalysisResult, answers: Sequence[AnswerRow] | None = No
     that changed most)."""
     changes = change_lines(result, answers, labels) if answers is not None else []
     blocks = [churn_table(result) + reading_lines(result), trajectory_lines(result),
+              conversation_lines(result),
               gate_lines(result), utility_lines(result), diagnostics_lines(result), changes,
               ladder_table(result), secondary_lines(result)]
     return "\n\n".join("\n".join(b) for b in blocks if b) + "\n"
@@ -262,7 +278,8 @@ def results_summary(record: RunResults, changes: Sequence[str] = (),
         lines += [f"{name:<9} Within agreement {_pp(k.within)}%  Cross agreement "
                   f"{_pp(k.cross)}%  D {_signed(k.d_hat)} pp  lcb95 {_signed(k.lcb95)} pp  "
                   "(trajectory)" for name, k in results.trajectory.kernels.items()]
-    lines += [AGREEMENT, *reading_lines(results, run_dir), *changed_lines(results)]
+    lines += [AGREEMENT, *reading_lines(results, run_dir), *changed_lines(results),
+              *conversation_lines(results)]
     v = results.verdict()
     lines.append(f"Verdict: {v.label}: {v.meaning}")
     if v.small_sample:
