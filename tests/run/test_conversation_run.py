@@ -202,3 +202,13 @@ def test_the_report_and_the_summary_show_each_turn(python_run: Path, tmp_path: P
     assert "Excess churn per conversation turn (5 conversations" in text
     line = next(x for x in text.splitlines() if x.startswith("3 "))
     assert line.split()[:6] == ["3", "4", "75.00", "87.50", "-12.50", "-37.50"]
+
+
+def test_attribution_refuses_a_conversation_run(python_run: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.helpers.cli import exit_code
+
+    assert exit_code(["attribute", str(python_run), "--progress", "silent"]) == 2
+    err = capsys.readouterr().err
+    assert "attribution answers single questions; 5 cohort question(s) are conversations" \
+        in err and "Traceback" not in err

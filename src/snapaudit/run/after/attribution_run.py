@@ -99,6 +99,10 @@ async def _attribute(rd: RunDir, progress: Progress, max_questions: int,
     if not rd.results_path.exists():
         raise LockError(f"{rd.results_path} not found: the run's analysis did not finish; "
                         "run `snapaudit run` again to write it")
+    talk = cohort.conversations(cohort.read_manifest(rd.cohort_path))
+    if talk:  # a counterfactual answer is of one question and one set of documents
+        raise ConfigError(f"attribution answers single questions; {len(talk)} cohort "
+                          f"question(s) are conversations (e.g. {next(iter(talk))})")
     kind = protocol.system.kind
     check_opt_in(protocol, protocol.states.new, base)
     if kind != "testbed" and documents is None:
