@@ -28,6 +28,7 @@ from snapaudit.stats.kernelstats import KernelStats, kernel_stats
 from snapaudit.stats.normalize import Normalizer
 from snapaudit.stats.trajectory import row_cells
 from snapaudit.tables import AnswerRow, AnswerTable
+from snapaudit.tables.answertable import CellMap
 
 Cells = Mapping[tuple[str, str], Sequence[tuple[str, ...]]]  # (question, state) -> per repeat
 
@@ -78,10 +79,12 @@ def conversation(rows: Sequence[AnswerRow], grid: AnswerGrid, normalize: Normali
     counts = _turn_counts(cells, grid, (old, new))
 
     def stats(turn: int | None, keep: np.ndarray, pick: int) -> TurnStats:
-        qids = tuple(q for q, k in zip(grid.question_ids, keep.tolist(), strict=True) if k)
-        answers = {(q, s): tuple(t[pick] for t in cells[(q, s)]) for q in qids
-                   for s in (old, new)}
-        sub = AnswerGrid(qids, tuple(sorted((old, new))), grid.repeats, answers, {})
+        qids = [q for q, k in zip(grid.question_ids, keep.tolist(), strict=True) if k]
+        flat = [t[pick] for q in qids for s in (old, new) for t in cells[(q, s)]]
+        states = [old, new]  # the cells' order; the grid's states sorted, as AnswerGrid's
+        sub = AnswerGrid(tuple(qids), tuple(sorted(states)), grid.repeats,
+                         CellMap(qids, states, grid.repeats, flat),
+                         CellMap(qids, states, grid.repeats, [None] * len(flat)))
         pq = per_question(sub, ExactKernel(sub, normalize), old, new)
         boot = res.subset(keep).intervals(pq.d[:, None], config.draws, config.seed,
                                           method=config.bootstrap, repeats=grid.repeats)
