@@ -18,26 +18,14 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from snapaudit import AnalysisConfig, analyze
+from bench_trajectory import measure, print_ratios  # bench/ is the script's folder
+from snapaudit import AnalysisConfig
 from snapaudit.stats.gate import GateConfig
-from snapaudit.tables import AnswerRow, read_answers, write_answers
-
-
-def timed(fn: Callable[[], Any], repeat: int = 2) -> tuple[float, Any]:
-    """The best wall time of ``repeat`` calls (the first warms caches) and the result."""
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, out
+from snapaudit.tables import AnswerRow
 
 
 def rows(n: int, turns: int, answer_bytes: int, seed: int = 0) -> list[AnswerRow]:
@@ -70,23 +58,14 @@ def main() -> None:
     plain = [AnswerRow(r.question_id, r.state, r.repeat, r.answer) for r in table]
     config = AnalysisConfig(old="old", new="new", draws=10_000, permutations=0,
                             gate=GateConfig(profile="exact-only"))
-    results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, data, ext in (("without turns", plain, "jsonl"),
-                                ("with turns", table, "jsonl"),
-                                ("parquet plain", plain, "parquet"),
-                                ("parquet turns", table, "parquet")):
-            path = Path(tmp) / f"{name.replace(' ', '_')}.{ext}"
-            write_answers(path, data)
-            read_s, read = timed(lambda p=path: read_answers(p))  # type: ignore[misc]
-            analyze_s, result = timed(lambda r=read: analyze(r, config=config))  # type: ignore[misc]
-            results[name] = (path.stat().st_size, read_s, analyze_s, result)
-    base = results["without turns"]
+        results = measure(Path(tmp), config, (("without turns", plain, "jsonl"),
+                                              ("with turns", table, "jsonl"),
+                                              ("parquet plain", plain, "parquet"),
+                                              ("parquet turns", table, "parquet")))
     print(f"{args.questions:,} questions x {args.turns} turns x 2 states x 2 repeats, "
           f"{args.answer_bytes} B answers per turn")
-    for name, (size, read_s, analyze_s, _) in results.items():
-        print(f"{name:<14} {size / 2**20:7.1f} MiB  read {read_s:6.2f} s (x{read_s / base[1]:5.2f})"
-              f"  analyze {analyze_s:6.2f} s (x{analyze_s / base[2]:5.2f})")
+    print_ratios(results)
     section = results["with turns"][3].conversation
     assert section == results["parquet turns"][3].conversation
     for name, t in [*((str(t.turn), t) for t in section.turns), ("final", section.final)]:

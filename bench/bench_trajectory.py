@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,30 @@ def rows(n: int, answer_bytes: int, seed: int = 0) -> list[AnswerRow]:
     return out
 
 
+Measured = dict[str, tuple[int, float, float, Any]]  # name: (bytes, read s, analyze s, result)
+
+
+def measure(tmp: Path, config: AnalysisConfig,
+            tables: Sequence[tuple[str, list[AnswerRow], str]]) -> Measured:
+    """Each named table written (its extension's format), read and analyzed, best of two."""
+    results: Measured = {}
+    for name, data, ext in tables:
+        path = tmp / f"{name.replace(' ', '_')}.{ext}"
+        write_answers(path, data)
+        read_s, read = timed(lambda p=path: read_answers(p))  # type: ignore[misc]
+        analyze_s, result = timed(lambda r=read: analyze(r, config=config))  # type: ignore[misc]
+        results[name] = (path.stat().st_size, read_s, analyze_s, result)
+    return results
+
+
+def print_ratios(results: Measured) -> None:
+    """Size, read and analyze time of each table, and their ratio to the first's."""
+    base = next(iter(results.values()))
+    for name, (size, read_s, analyze_s, _) in results.items():
+        print(f"{name:<14} {size / 2**20:7.1f} MiB  read {read_s:6.2f} s (x{read_s / base[1]:5.2f})"
+              f"  analyze {analyze_s:6.2f} s (x{analyze_s / base[2]:5.2f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--questions", type=int, default=10_000)
@@ -73,25 +97,17 @@ def main() -> None:
     plain = [AnswerRow(r.question_id, r.state, r.repeat, r.answer) for r in table]
     config = AnalysisConfig(old="old", new="new", draws=10_000, permutations=0,
                             gate=GateConfig(profile="exact-only"))
-    results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, data, ext in (("without steps", plain, "jsonl"),
-                                ("with steps", table, "jsonl"),
-                                ("parquet plain", plain, "parquet"),
-                                ("parquet steps", table, "parquet")):
-            path = Path(tmp) / f"{name.replace(' ', '_')}.{ext}"
-            write_answers(path, data)
-            read_s, read = timed(lambda p=path: read_answers(p))  # type: ignore[misc]
-            analyze_s, result = timed(lambda r=read: analyze(r, config=config))  # type: ignore[misc]
-            results[name] = (path.stat().st_size, read_s, analyze_s, result)
+        results = measure(Path(tmp), config, (("without steps", plain, "jsonl"),
+                                              ("with steps", table, "jsonl"),
+                                              ("parquet plain", plain, "parquet"),
+                                              ("parquet steps", table, "parquet")))
         checking, _ = timed(lambda: read_answers(Path(tmp) / "without_steps.jsonl",
                                                  fast=False))
     base = results["without steps"]
     print(f"{args.questions:,} questions x 2 states x 2 repeats, {args.answer_bytes} B answers, "
           "3 steps each")
-    for name, (size, read_s, analyze_s, _) in results.items():
-        print(f"{name:<14} {size / 2**20:7.1f} MiB  read {read_s:6.2f} s (x{read_s / base[1]:5.2f})"
-              f"  analyze {analyze_s:6.2f} s (x{analyze_s / base[2]:5.2f})")
+    print_ratios(results)
     print(f"the checking reader on the table without steps: {checking:.2f} s "
           f"(x{checking / base[1]:.2f})")
     section = results["with steps"][3].trajectory

@@ -15,6 +15,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -114,3 +115,24 @@ def finish_run(proto: Path, run_dir: Path) -> None:
     final = run_cli(proto, run_dir)
     _, err = final.communicate(timeout=120)
     assert final.returncode == 0, err.decode()
+
+
+def killed_and_clean(protocol: Callable[[str, float], Path], tmp: Path, *, delay: float = 0.05,
+                     kills: int = 3) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A run of ``protocol("killed.toml", delay)`` SIGKILLed ``kills`` times mid-stage and
+    resumed to the end, and one of ``protocol("clean.toml", 0.0)`` never interrupted: the
+    accepted cells (key -> parsed payload) of each. Their runs are ``tmp/killed`` and
+    ``tmp/clean``."""
+    import json
+
+    import snapaudit
+    from tests.helpers.ledger_view import accepted
+
+    proto, run_dir, done = protocol("killed.toml", delay), tmp / "killed", 0
+    while done < kills and kill_mid_stage(proto, run_dir, 0.02 + 0.03 * done):
+        done += 1
+    finish_run(proto, run_dir)
+    assert done == kills
+    snapaudit.audit(protocol("clean.toml", 0.0), tmp / "clean")
+    return tuple({k: json.loads(p) for k, (_, p) in accepted(d / "ledger.sqlite").items()}
+                 for d in (run_dir, tmp / "clean"))  # type: ignore[return-value]

@@ -234,8 +234,7 @@ def test_no_steps_no_agent_section(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_an_agent_killed_several_times_gives_the_uninterrupted_trajectories(
         tmp_path: Path) -> None:
-    from tests.helpers.cli import finish_run, kill_mid_stage
-    from tests.helpers.ledger_view import accepted
+    from tests.helpers.cli import killed_and_clean
 
     write_world(tmp_path, n=6)
 
@@ -244,16 +243,9 @@ def test_an_agent_killed_several_times_gives_the_uninterrupted_trajectories(
                                     f"kwargs = {{ delay_s = {delay} }}", run={"concurrency": 1})
         return save_protocol(tmp_path, text).rename(tmp_path / name)
 
-    proto, run_dir, kills = protocol("killed.toml", 0.05), tmp_path / "killed", 0
-    while kills < 3 and kill_mid_stage(proto, run_dir, 0.02 + 0.03 * kills):
-        kills += 1
-    finish_run(proto, run_dir)
-    assert kills == 3
-    snapaudit.audit(protocol("clean.toml", 0.0), tmp_path / "clean")
-    killed = {k: json.loads(p) for k, (_, p) in accepted(run_dir / "ledger.sqlite").items()}
-    clean = {k: json.loads(p) for k, (_, p) in
-             accepted(tmp_path / "clean" / "ledger.sqlite").items()}
+    killed, clean = killed_and_clean(protocol, tmp_path)
     assert killed == clean and all("steps" in p for p in clean.values())
+    run_dir = tmp_path / "killed"
     assert json.loads((run_dir / "results.json").read_text())["trajectory"] == json.loads(
         (tmp_path / "clean" / "results.json").read_text())["trajectory"]
 

@@ -119,9 +119,9 @@ def test_turn_answers_are_exported_and_verified(python_run: Path, tmp_path: Path
         verify_artifact(art)
 
 
+@pytest.mark.slow
 def test_a_killed_conversation_run_resumes_to_the_uninterrupted_cells(tmp_path: Path) -> None:
-    from tests.helpers.cli import finish_run, kill_mid_stage
-    from tests.helpers.ledger_view import accepted
+    from tests.helpers.cli import killed_and_clean
 
     def protocol(name: str, delay: float) -> Path:
         proto = _protocol(tmp_path, "tests.fakes.conversation_world:sampled_talker")
@@ -131,16 +131,9 @@ def test_a_killed_conversation_run_resumes_to_the_uninterrupted_cells(tmp_path: 
             f"kwargs = {{ delay_s = {delay} }}").replace("[run]\n", "[run]\nconcurrency = 1\n")
         return save_protocol(tmp_path, text).rename(tmp_path / name)
 
-    proto, run_dir, kills = protocol("killed.toml", 0.05), tmp_path / "killed", 0
-    while kills < 3 and kill_mid_stage(proto, run_dir, 0.02 + 0.03 * kills):
-        kills += 1
-    finish_run(proto, run_dir)
-    assert kills == 3
-    snapaudit.audit(protocol("clean.toml", 0.0), tmp_path / "clean")
-    killed = {k: json.loads(p) for k, (_, p) in accepted(run_dir / "ledger.sqlite").items()}
-    clean = {k: json.loads(p) for k, (_, p) in
-             accepted(tmp_path / "clean" / "ledger.sqlite").items()}
+    killed, clean = killed_and_clean(protocol, tmp_path)
     assert killed == clean and all("turn_answers" in p for p in clean.values())
+    run_dir = tmp_path / "killed"
     assert json.loads((run_dir / "results.json").read_text())["conversation"] == json.loads(
         (tmp_path / "clean" / "results.json").read_text())["conversation"]
 
