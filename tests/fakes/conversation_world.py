@@ -91,7 +91,10 @@ def conversation_rows() -> list[AnswerRow]:
 @dataclass
 class TalkService(LoopbackServer):
     """The planted world over HTTP: ``POST /<state>`` with ``{question_id, repeat, turns}``;
-    the turn answers under ``reply.per_turn``. ``requests`` keeps every request body."""
+    the turn answers under ``reply.per_turn``. ``requests`` keeps every request body. The
+    first reply for each question of ``broken`` leaves out its last turn's answer."""
+
+    broken: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         super().__init__()
@@ -105,6 +108,9 @@ class TalkService(LoopbackServer):
         self.requests.append(body)
         answers = answers_of(body["question_id"], request.match_info["state"],
                              int(body["repeat"]), len(body["turns"]))
+        asked = [r for r in self.requests if r["question_id"] == body["question_id"]]
+        if body["question_id"] in self.broken and len(asked) == 1:
+            answers = answers[:-1]
         return web.Response(text=json.dumps({"reply": {"per_turn": answers}}),
                             content_type="application/json")
 

@@ -70,7 +70,7 @@ def test_python_target_gives_each_turns_planted_numbers(python_run: Path) -> Non
 
 def test_an_http_service_gets_the_turns_and_gives_the_same_numbers(tmp_path: Path) -> None:
     write_conversations(tmp_path)
-    with TalkService() as svc:
+    with TalkService(broken=frozenset({"q002"})) as svc:
         systems = "".join(
             f'[systems.{s}]\nurl = "{svc.url(s)}"\nanswer_path = "reply.final"\n'
             'turn_answers_path = "reply.per_turn"\ndoc_ids_path = ""\n'
@@ -81,8 +81,22 @@ def test_an_http_service_gets_the_turns_and_gives_the_same_numbers(tmp_path: Pat
         snapaudit.audit(save_protocol(tmp_path, text), tmp_path / "run")
         requests = list(svc.requests)
     _check(json.loads((tmp_path / "run" / "results.json").read_text()))
-    assert len(requests) == 20
+    assert len(requests) == 21  # q002's first reply lacked an answer: one schema attempt
     assert all(r["turns"] == turns_of(r["question_id"]) for r in requests)
+    failed = query(tmp_path / "run" / "ledger.sqlite",
+                   "SELECT cell_key, reason, error FROM attempts WHERE reason IS NOT NULL")
+    assert len(failed) == 1 and failed[0][0].startswith("q002|") and failed[0][1] == "schema"
+    assert "'turn_answers' has 2 answer(s) for 3 turn(s)" in failed[0][2]
+
+
+def test_a_target_in_worker_processes_gets_the_turns(tmp_path: Path) -> None:
+    proto = _protocol(tmp_path, "tests.fakes.conversation_world:talker")
+    proto.write_text(proto.read_text().replace(
+        'target = "tests.fakes.conversation_world:talker"',
+        'target = "tests.fakes.conversation_world:talker"\nisolation = "process"\n'
+        "max_concurrency = 2"))
+    snapaudit.audit(proto, tmp_path / "run")
+    _check(json.loads((tmp_path / "run" / "results.json").read_text()))
 
 
 def _rehash(root: Path) -> None:
