@@ -104,3 +104,22 @@ def test_bad_turn_answers_in_a_table_are_one_line_errors(tmp_path: Path, value: 
     with pytest.raises(InputError, match=message) as err:
         read_answers(path)
     assert "a.jsonl:3: " in str(err.value) and "\n" not in str(err.value)
+
+
+def test_analyze_reports_each_turn(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.helpers.cli import exit_code
+
+    write_answers(tmp_path / "a.jsonl", conversation_rows())
+    argv = ["analyze", "--answers", str(tmp_path / "a.jsonl"), "--old", "old", "--new", "new",
+            "--gate-profile", "exact-only", "--draws", "200", "--json", str(tmp_path / "r.json")]
+    assert exit_code(argv) == 0  # excess churn not shown at 5 questions (lcb95 -20 pp)
+    _check(json.loads((tmp_path / "r.json").read_text())["conversation"])
+    out = capsys.readouterr().out
+    assert "Excess churn per conversation turn (5 conversations" in out
+    rows = [json.loads(x) for x in (tmp_path / "a.jsonl").read_text().splitlines()]
+    rows[5]["turn_answers"] = rows[5]["turn_answers"][:-1] + ["other"]
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert exit_code(argv) == 2
+    err = capsys.readouterr().err
+    assert "a.jsonl:6: 'answer' must equal the last of 'turn_answers'" in err
+    assert "Traceback" not in err
