@@ -117,7 +117,7 @@ def test_analyze_reports_each_turn(tmp_path: Path, capsys: pytest.CaptureFixture
     out = capsys.readouterr().out
     assert "Excess churn per conversation turn (5 conversations" in out
     rows = [json.loads(x) for x in (tmp_path / "a.jsonl").read_text().splitlines()]
-    rows[5]["turn_answers"] = rows[5]["turn_answers"][:-1] + ["other"]
+    rows[5]["turn_answers"] = [*rows[5]["turn_answers"][:-1], "other"]
     (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert exit_code(argv) == 2
     err = capsys.readouterr().err
