@@ -123,3 +123,13 @@ def test_analyze_reports_each_turn(tmp_path: Path, capsys: pytest.CaptureFixture
     err = capsys.readouterr().err
     assert "a.jsonl:6: 'answer' must equal the last of 'turn_answers'" in err
     assert "Traceback" not in err
+
+
+def test_clustered_questions_resample_their_clusters_per_turn() -> None:
+    rows = [replace(r, cluster="a" if r.question_id < "q002" else "b")
+            for r in conversation_rows()]
+    section = analyze(rows, config=CONFIG).conversation
+    assert section is not None
+    assert [t.exact.method for t in section.turns] == ["draws"] * 3
+    # the point estimates do not depend on the resampled unit
+    assert [t.exact.d_hat for t in section.turns] == pytest.approx([0.0, 60.0, -12.5])
