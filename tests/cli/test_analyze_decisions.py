@@ -16,7 +16,7 @@ BASE = ["analyze", "--answers", str(EXAMPLES / "answers.jsonl"), "--old", "n1", 
 
 
 @pytest.mark.parametrize(("margin", "code", "key"), [
-    ("30", 0, "compatible"),   # exact ucb95 of the example (10.0) is below 30 pp
+    ("30", 0, "compatible"),   # exact ucb95 of the example (9.23) is below 30 pp
     ("5", 4, "incompatible"),  # excess churn established (lcb95 3.33), not below 5 pp
 ])
 def test_not_compatible_passes_only_on_compatible(margin: str, code: int, key: str,

@@ -54,9 +54,13 @@ def test_each_turn_gives_the_planted_numbers(tmp_path: Path, suffix: str) -> Non
 
 def test_final_is_the_last_turn_when_all_conversations_are_as_long() -> None:
     rows = [r for r in conversation_rows() if r.question_id != "q004"]
-    section = analyze(rows, config=CONFIG).conversation
+    result = analyze(rows, config=CONFIG)
+    section = result.conversation
     assert section is not None and section.final == section.turns[-1]
     assert section.final.turn == 3
+    # every question is a conversation: the final turn is the main exact kernel, bounds too
+    # (both upper bounds count the pseudo-question of stats/upper.py)
+    assert section.final.exact == result.kernels["exact"]
 
 
 def test_single_turn_questions_are_counted_apart() -> None:

@@ -15,9 +15,9 @@ from snapaudit.stats.sequential import (
     block_sizes,
     check_design,
     take_looks,
-    with_top,
 )
 from snapaudit.stats.simulate import cohort_tables, cohort_values, simulate_cohort, standard_mixture
+from snapaudit.stats.upper import with_top
 from snapaudit.tables import AnswerRow
 
 

@@ -43,9 +43,12 @@ def test_exact_bootstrap_of_a_trajectory_kernel_by_hand() -> None:
     stats = analyze(agent_rows(), config=CONFIG).trajectory.kernels["tools"]  # type: ignore[union-attr]
     assert stats.p_nonpositive == 1.0
     # P(k) = C(6,k) (1/6)^k (5/6)^(6-k): F(-3/12) = P(k >= 3) = 0.0623 >= 0.05 and
-    # F(-4/12) = P(k >= 4) = 0.0087 < 0.05: lcb95 = -3/12 = -25 pp; F(-1/12) = 0.665 < 0.95
+    # F(-4/12) = P(k >= 4) = 0.0087 < 0.05: lcb95 = -3/12 = -25 pp
     assert stats.lcb95 == pytest.approx(-25.0)
-    assert stats.ucb95 == pytest.approx(0.0)
+    # ucb95 counts one pseudo-question at D_i = +1 (stats/upper.py): 7 draws from
+    # (0, 0, 0, 0, -1/2, 0, +1), sum S = b - a/2 for a draws of q004 and b of the pseudo-question;
+    # P(S <= 2) = 0.9420 < 0.95 <= P(S <= 5/2) = 0.9633 (by enumeration): ucb95 = 2.5/7
+    assert stats.ucb95 == pytest.approx(100 * 2.5 / 7)
 
 
 def test_results_read_back_into_the_same_types() -> None:

@@ -50,6 +50,7 @@ from snapaudit.stats.trajectory_section import (
     first_divergence,
 )
 from snapaudit.stats.transitions import Transitions, transitions
+from snapaudit.stats.upper import upper_bootstrap
 from snapaudit.stats.utility import gold_scores
 from snapaudit.stats.verdict import Verdict, verdict_of
 from snapaudit.tables import AnswerRow, PairLabel
@@ -197,8 +198,7 @@ def _analyze(answers: Sequence[AnswerRow], config: AnalysisConfig,
     res = started[0] if started else resampling(answers, grid.question_ids)
     values = np.column_stack([pq[n].d for n in kernels])
     # a cluster bootstrap may refuse the clusters (here, as always)
-    boot = res.intervals(values, config.draws, config.seed, method=config.bootstrap,
-                         repeats=grid.repeats)
+    boot = _bounds(values, res, config, grid.repeats)
     flip = flips(main, grid, config.old, config.new, pq[main.name])
     util, cells = started[1:] if started else _utility(grid, gold, norm, config)
     prefetch.start_permutations(early, kernels, grid, config.old, config.new,
@@ -251,8 +251,7 @@ def _trajectory(answers: Sequence[AnswerRow], grid: AnswerGrid, norm: Normalizer
         return None, {}
     kernels = trajectory_kernels(found, norm)
     pq = {name: per_question(grid, k, config.old, config.new) for name, k in kernels.items()}
-    boot = res.intervals(np.column_stack([pq[n].d for n in kernels]), config.draws,
-                         config.seed, method=config.bootstrap, repeats=grid.repeats)
+    boot = _bounds(np.column_stack([pq[n].d for n in kernels]), res, config, grid.repeats)
     section = TrajectorySection(
         _kernel_stats(grid, kernels, pq, config, boot),
         changed_pairs(grid, exact, kernels["queries"], config.old, config.new),
@@ -304,20 +303,31 @@ def _with_consistency(stats: KernelStats, grid: AnswerGrid, exact: ExactKernel,
                    identical_labelled_same=c.labelled_same)
 
 
+def _bounds(values: np.ndarray, res: Resampling, config: AnalysisConfig, repeats: int
+            ) -> tuple[Bootstrapped, Bootstrapped]:
+    """The joint bootstrap of the kernels' D_i (columns of ``values``), and the one the upper
+    bounds are read from (:mod:`snapaudit.stats.upper`)."""
+    boot = res.intervals(values, config.draws, config.seed, method=config.bootstrap,
+                         repeats=repeats)
+    return boot, upper_bootstrap(values, res, config.draws, config.seed,
+                                 method=config.bootstrap, repeats=repeats)
+
+
 def _kernel_stats(grid: AnswerGrid, kernels: Mapping[str, Kernel],
                   pq: Mapping[str, PerQuestion], config: AnalysisConfig,
-                  boot: Bootstrapped) -> dict[str, KernelStats]:
-    """Within, cross, D and the interval of every kernel (``boot``: the joint bootstrap of
-    the kernels' D_i, columns in kernel order)."""
+                  boot: tuple[Bootstrapped, Bootstrapped]) -> dict[str, KernelStats]:
+    """Within, cross, D and the interval of every kernel (``boot``: :func:`_bounds`, columns
+    in kernel order)."""
     names = list(kernels)
     out: dict[str, KernelStats] = {}
     for col, name in enumerate(names):
-        iv = boot.summary(col, scale=100.0)
+        iv = boot[0].summary(col, scale=100.0)
+        ucb95 = boot[1].summary(col, scale=100.0).ucb95
         extra: dict[str, int | str | None] = {}
         kernel = kernels[name]
         if isinstance(kernel, SemanticKernel):
             tri = nontransitive_counts(kernel, grid, (config.old, config.new))
             extra = {"judge": kernel.judge, "nontransitive_triangles": int(tri.sum()),
                      "nontransitive_questions": int((tri > 0).sum())}
-        out[name] = kernel_stats(name, pq[name], iv, **extra)
+        out[name] = kernel_stats(name, pq[name], replace(iv, ucb95=ucb95), **extra)
     return out

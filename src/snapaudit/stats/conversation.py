@@ -14,7 +14,7 @@ Written only when some row of the compared states carries turn answers.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from snapaudit.stats.kernels import AnswerGrid, ExactKernel
 from snapaudit.stats.kernelstats import KernelStats, kernel_stats
 from snapaudit.stats.normalize import Normalizer
 from snapaudit.stats.trajectory import row_cells
+from snapaudit.stats.upper import upper_bootstrap
 from snapaudit.tables import AnswerRow, AnswerTable
 from snapaudit.tables.answertable import CellMap
 
@@ -86,9 +87,13 @@ def conversation(rows: Sequence[AnswerRow], grid: AnswerGrid, normalize: Normali
                          CellMap(qids, states, grid.repeats, flat),
                          CellMap(qids, states, grid.repeats, [None] * len(flat)))
         pq = per_question(sub, ExactKernel(sub, normalize), old, new)
-        boot = res.subset(keep).intervals(pq.d[:, None], config.draws, config.seed,
-                                          method=config.bootstrap, repeats=grid.repeats)
-        return TurnStats(turn, len(qids), kernel_stats("exact", pq, boot.summary(0, 100.0)))
+        sub_res, values = res.subset(keep), pq.d[:, None]
+        boot = sub_res.intervals(values, config.draws, config.seed, method=config.bootstrap,
+                                 repeats=grid.repeats)
+        upper = upper_bootstrap(values, sub_res, config.draws, config.seed,
+                                method=config.bootstrap, repeats=grid.repeats)
+        iv = replace(boot.summary(0, 100.0), ucb95=upper.summary(0, 100.0).ucb95)
+        return TurnStats(turn, len(qids), kernel_stats("exact", pq, iv))
 
     turns = tuple(stats(j, counts >= j, j - 1) for j in range(1, int(counts.max()) + 1))
     lengths = set(counts[counts > 0].tolist())

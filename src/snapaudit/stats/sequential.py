@@ -8,40 +8,27 @@ its D_i over those questions (exact where the values lie on the grid, as for the
 design) cut at the look's nominal level p_k = 1 - Phi(c_k), c_k the group-sequential
 boundary of :mod:`snapaudit.stats.spending` (alpha = 0.05 one-sided for each claim):
 
-- lower bound = the p_k quantile, upper bound = the 1 - p_k quantile, the upper one (with
-  K > 1) over the look's questions plus one pseudo-question at the top of D_i's range (below);
+- lower bound = the p_k quantile, upper bound = the 1 - p_k quantile, the upper one over
+  the look's questions plus one pseudo-question at the top of D_i's range (below);
 - the gate (:mod:`snapaudit.stats.gate`) is evaluated with those bounds as ``lcb95`` and
   ``ucb95``: INCOMPATIBLE when every rule holds, COMPATIBLE (with a margin) when every gate
   kernel's upper bound is below the margin; the audit stops at the first look that
   establishes either, and at the last look gives the gate's verdict (UNDECIDED or EXCESS
   CHURN NOT SHOWN) otherwise.
 
-**The upper bound counts one unseen churning question** (K > 1). A bootstrap resamples only
-the values it has seen, so its upper bound never passes the sample's largest D_i; when churn
-sits in a few questions (most D_i = 0, a few flips at 1) a block that holds none of them has
-an upper bound of 0 at every level, and the look declares COMPATIBLE for any margin (5%
-flipping questions: none among the first 50 in 0.95^50 = 7.7% of audits). So each look's
-upper bound is the 1 - p_k quantile of the bootstrap of the look's n_k questions plus one
-pseudo-question with D_i = 1 in every kernel (:data:`TOP`, the top of the range: w_i <= 1,
-c_i >= 0), resampled like a question (its own cluster under cluster resampling). With no
-churning question among n_k the bound is then about j / (n_k + 1) with P(Poisson(1) >= j) <=
-p_k (10/51 = 20 pp at look 1 of 8 over 400, 3/401 = 0.75 pp at look 8), not 0: an allowance
-for one unseen flip, below the exact binomial bound with no flip, -ln(p_k) / n_k (35 and
-0.82 pp), that fades as n_k grows. The lower bound is not padded: INCOMPATIBLE's null is
-D = 0, and for a kernel whose sameness is an equivalence (exact match, a judge's classes)
-E[D_i] = (1/2) sum_a (p_a - q_a)^2 >= 0 for each question (p, q its answer distributions in
-the two states), so D = 0 means every question's mean is 0: no few questions carry the mean
-for a block to miss. Measured (``bench/sequential_calibration.py``, 2,000 audits of 400
-questions, K = 8; docs/analysis.md "Sequential looks"): without the pseudo-question,
-COMPATIBLE at D = M in a world of flips and stable questions was declared in 9.3% of audits
-at M = 5 pp and 61.6% at M = 1 pp; with it in 2.2% and 4.9% (the fixed design, unchanged:
-5.5% and 7.8%). K = 1 is the fixed design unchanged.
+**The upper bound counts one unseen churning question** (:mod:`snapaudit.stats.upper`): when
+churn sits in a few questions, a block that holds none of them would have an upper bound of
+0 at every level and declare COMPATIBLE for any margin (5% flipping questions: none among
+the first 50 in 0.95^50 = 7.7% of audits). Measured (``bench/sequential_calibration.py``,
+2,000 audits of 400 questions, K = 8; docs/analysis.md "Sequential looks"): without the
+pseudo-question, COMPATIBLE at D = M in a world of flips and stable questions was declared
+in 9.3% of audits at M = 5 pp and 61.6% at M = 1 pp; with it in 2.2% and 4.9%.
 
 Each claim is an intersection-union test over the gate's kernels, so its error is held by
 each kernel's own sequential test: P(INCOMPATIBLE at any look | D <= 0) <= 0.05 and
 P(COMPATIBLE at any look | D >= margin) <= 0.05 (asymptotically, by the canonical joint
 distribution; ``bench/sequential_calibration.py`` measures both by simulation). With K = 1
-the bounds are the fixed design's lcb95 / ucb95 exactly (p_1 = 0.05, no pseudo-question).
+the bounds are the fixed design's lcb95 / ucb95 exactly (p_1 = 0.05).
 """
 
 from __future__ import annotations
@@ -56,10 +43,10 @@ from snapaudit.stats.bootstrap import Method
 from snapaudit.stats.cluster import Resampling
 from snapaudit.stats.codec import decode
 from snapaudit.stats.gate import GateConfig, evaluate
+from snapaudit.stats.upper import upper_bootstrap
 
 ALPHA = 0.05
 MIN_FIRST_BLOCK = 10  # questions: a bootstrap bound on fewer says little
-TOP = 1.0  # the top of every kernel's D_i range: the upper bound's pseudo-question (K > 1)
 SPENDING = "O'Brien-Fleming-type alpha spending (Lan-DeMets), one-sided 0.05 per claim"
 CONTINUE = "continue"
 STOPS = ("incompatible", "compatible")
@@ -194,7 +181,7 @@ def take_looks(data: LookData, gate: GateConfig, looks: int, planned: int,
     for k, (n, c) in enumerate(zip(sizes, cvals, strict=True), start=1):
         if n > data.values.shape[0]:
             break
-        look = _look(data, gate, k, n, c, last=k == looks, pad=looks > 1)
+        look = _look(data, gate, k, n, c, last=k == looks)
         taken.append(look)
         if look.decision in STOPS:
             break
@@ -202,8 +189,7 @@ def take_looks(data: LookData, gate: GateConfig, looks: int, planned: int,
                       calls_per_question=calls_per_question)
 
 
-def _look(data: LookData, gate: GateConfig, k: int, n: int, c: float, last: bool,
-          pad: bool) -> Look:
+def _look(data: LookData, gate: GateConfig, k: int, n: int, c: float, last: bool) -> Look:
     from scipy.special import ndtr
 
     nominal = float(1.0 - ndtr(c)) if np.isfinite(c) else 0.0
@@ -211,11 +197,8 @@ def _look(data: LookData, gate: GateConfig, k: int, n: int, c: float, last: bool
     keep[:n] = True
     sub, res = data.values[:n], data.resampling.subset(keep)
     boot = res.intervals(sub, data.draws, data.seed, method=data.method, repeats=data.repeats)
-    upper = boot
-    if pad:  # the upper bound counts one unseen question at the top of the range
-        padded, pres = with_top(sub, res)
-        upper = pres.intervals(padded, data.draws, data.seed, method=data.method,
-                               repeats=data.repeats)
+    upper = upper_bootstrap(sub, res, data.draws, data.seed, method=data.method,
+                            repeats=data.repeats)
     bounds = {}
     for col, name in enumerate(data.kernels):
         lo = boot.bounds(col, nominal, scale=100.0)[0]
@@ -225,16 +208,6 @@ def _look(data: LookData, gate: GateConfig, k: int, n: int, c: float, last: bool
                              for name, b in bounds.items()})
     decision = result.verdict if (last or result.verdict in STOPS) else CONTINUE
     return Look(k, n, float(c) if np.isfinite(c) else None, nominal, bounds, decision)
-
-
-def with_top(values: np.ndarray, res: Resampling) -> tuple[np.ndarray, Resampling]:
-    """``values`` (n, m) with one pseudo-question at :data:`TOP` in every kernel (see the
-    module doc), its own cluster under cluster resampling."""
-    out = np.vstack([values, np.full((1, values.shape[1]), TOP)])
-    if res.groups is None:
-        return out, res
-    top = int(res.groups.max()) + 1 if res.groups.size else 0
-    return out, Resampling("cluster", np.concatenate([res.groups, [top]]))
 
 
 def stop_bounds(seq: Sequential) -> Mapping[str, LookBound]:
