@@ -12,12 +12,13 @@ repeated lower bounds > 0 for INCOMPATIBLE, both upper bounds < M for COMPATIBLE
 - **fixed**: one look at all n questions;
 - **EB CS** / **betting**: anytime-valid tests of each kernel's mean (``sequential_cs.py``)
   read at the same K looks, the same gate (intersection-union, exact D >= 3);
-- **variants** of each look's bounds beside the package's (with K > 1 every look's upper
-  bound over the look's questions plus one pseudo-question with D_i = +1, the top of D_i's
-  range; the lower bound over the questions alone): *unpadded*, the looks as
-  first landed (the bootstrap of the look's questions alone); *pair*, both bounds over the
-  questions plus D_i = -1 and +1 in one bootstrap; *end*, the upper bound plus D_i = +1 and
-  the lower bound plus D_i = -1; each on the interim looks only or on every look.
+- **variants** of each look's bounds beside the package's (every upper bound, each look's
+  and the fixed design's, over the questions plus one pseudo-question with D_i = +1, the top
+  of D_i's range, ``snapaudit.stats.upper``; the lower bound over the questions alone):
+  *unpadded*, the looks as first landed (the bootstrap of the look's questions alone);
+  *pair*, both bounds over the questions plus D_i = -1 and +1 in one bootstrap; *end*, the
+  upper bound plus D_i = +1 and the lower bound plus D_i = -1; each on the interim looks only
+  or on every look.
 
 A second kind of world, ``rare``, has churn in few questions and no repeat noise (flips and
 stable questions only): the worst case for a bootstrap bound on few questions. The first
