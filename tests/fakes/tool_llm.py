@@ -14,11 +14,13 @@ answers by the conversation so far, deterministically from the messages and the 
 2. a tool result: the answer, :func:`answer_of` the last tool result (its first line up to
    the first comma or period), so another index returns another answer.
 
-Every request body is kept in ``calls`` (the tests read the seeds the clients sent).
+Every request body is kept in ``calls`` (the tests read the seeds the clients sent);
+``latency_s`` delays each reply.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from dataclasses import dataclass, field
@@ -73,6 +75,7 @@ def reply(body: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class ToolLLMServer(LoopbackServer):
+    latency_s: float = 0.0  # each reply waits this long (a slower endpoint)
     calls: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -88,6 +91,8 @@ class ToolLLMServer(LoopbackServer):
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body: dict[str, Any] = await request.json()
         self.calls.append(body)
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
         message = reply(body)
         finish = "tool_calls" if message.get("tool_calls") else "stop"
         base = {"id": "chatcmpl-fake", "created": 0, "model": body.get("model", "fake")}
