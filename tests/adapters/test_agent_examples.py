@@ -1,0 +1,115 @@
+"""examples/langgraph and examples/llamaindex_agent end to end through ``snapaudit run`` (the
+CLI, a Python system) against the loopback tool-calling fake (``AGENT_BASE_URL``): the run
+gives trajectory kernels, and a run SIGKILLed mid-stage and resumed ends with exactly the
+cells (answers, document ids, steps) and seeds of an uninterrupted run.
+
+The killed copy runs at ``concurrency = 1``; the uninterrupted one as shipped (four agents
+at once): each reply depends only on the question, the index and the call's seed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.adapters.frameworks import require_agent_frameworks
+from tests.fakes.tool_llm import ToolLLMServer, first_query
+from tests.helpers.cli import finish_run, kill_unless_finished, run_cli
+from tests.helpers.ledger_view import accepted, accepted_seeds, query
+
+require_agent_frameworks()
+pytestmark = pytest.mark.slow
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+CELLS = 6 * 2 * 2
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[ToolLLMServer]:
+    """The fake, slow enough (0.1 s a reply, two replies a call) to be killed mid-stage; the
+    CLI's children find it through the environment."""
+    with ToolLLMServer(latency_s=0.1) as running:
+        monkeypatch.setenv("AGENT_BASE_URL", running.base_url)
+        yield running
+
+
+def _copy(name: str, tmp: Path) -> tuple[Path, Path]:
+    """The example copied into ``tmp``: its protocol at ``concurrency = 1``, and as shipped."""
+    folder = tmp / name
+    shutil.copytree(EXAMPLES / name, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shipped = folder / "protocol.toml"
+    text = shipped.read_text(encoding="utf-8")
+    assert "\nconcurrency = 4 " in text
+    serial = folder / "serial.toml"
+    serial.write_text(text.replace("\nconcurrency = 4 ", "\nconcurrency = 1 "),
+                      encoding="utf-8")
+    return serial, shipped
+
+
+def _cells(run_dir: Path) -> dict[str, Any]:
+    return {k: json.loads(p) for k, (_, p) in accepted(run_dir / "ledger.sqlite").items()}
+
+
+def _kill_after(proto: Path, run_dir: Path, cells: int) -> dict[str, Any]:
+    """``snapaudit run`` SIGKILLed once ``cells`` answers are accepted; the cells seen."""
+    proc = run_cli(proto, run_dir)
+    db = run_dir / "ledger.sqlite"
+    deadline = time.monotonic() + 120
+    seen: dict[str, Any] = {}
+    while proc.poll() is None and time.monotonic() < deadline and len(seen) < cells:
+        try:
+            seen = _cells(run_dir) if db.exists() else {}
+        except sqlite3.Error:  # the schema may not exist yet
+            seen = {}
+        time.sleep(0.02)
+    assert kill_unless_finished(proc), "the run ended before the kill"
+    return seen
+
+
+@pytest.mark.parametrize("name", ["langgraph", "llamaindex_agent"])
+def test_agent_example_killed_and_resumed_gives_the_uninterrupted_trajectories(
+        name: str, tmp_path: Path, server: ToolLLMServer) -> None:
+    serial, shipped = _copy(name, tmp_path)
+    killed = tmp_path / "killed"
+    seen = _kill_after(serial, killed, 4)
+    assert 4 <= len(seen) < CELLS, "killed mid-stage"
+    finish_run(serial, killed)
+    clean = tmp_path / "clean"
+    finish_run(shipped, clean)
+    resumed, uninterrupted = _cells(killed), _cells(clean)
+    assert len(uninterrupted) == CELLS
+    assert all(resumed[k] == v for k, v in seen.items())  # accepted cells never redone
+    assert resumed == uninterrupted  # answers, ids and steps
+    seeds = accepted_seeds(clean / "ledger.sqlite", 0)
+    assert accepted_seeds(killed / "ledger.sqlite", 0) == seeds
+    assert query(killed / "ledger.sqlite",
+                 "SELECT COUNT(*) FROM attempts WHERE outcome='interrupted'")[0][0] >= 1
+    questions = {json.loads(line)["id"]: json.loads(line)["question"] for line in
+                 (shipped.parent / "questions.jsonl").read_text().splitlines()}
+    for key, cell in uninterrupted.items():  # one search per call, the fake's query
+        (step,) = cell["steps"]
+        assert step["tool"] == "search"
+        assert step["input"] == first_query(questions[key.split("|")[0]], seeds[key])
+        assert step["doc_ids"] == cell["doc_ids"] and 1 <= len(step["doc_ids"]) <= 2
+    _check_results(json.loads((clean / "results.json").read_text()), uninterrupted)
+    assert json.loads((killed / "results.json").read_text())["trajectory"] == \
+        json.loads((clean / "results.json").read_text())["trajectory"]
+
+
+def _check_results(results: dict[str, Any], cells: dict[str, Any]) -> None:
+    """The trajectory section: one search everywhere (tools 100 / 100); the new passages
+    p07 and p08 (v2 only) are read in new, never in old."""
+    kernels = results["trajectory"]["kernels"]
+    assert (kernels["tools"]["within"], kernels["tools"]["cross"]) == (100.0, 100.0)
+    assert kernels["documents"]["d_hat"] > 0
+    read = {state: {d for k, c in cells.items() if k.split("|")[1] == state
+                    for d in c["doc_ids"]} for state in ("old", "new")}
+    assert {"p07", "p08"} <= read["new"] and not {"p07", "p08"} & read["old"]
+    changed = results["trajectory"]["changed_pairs"]
+    assert changed["total"] == changed["same_queries"] + changed["different_queries"] > 0
