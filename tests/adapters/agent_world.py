@@ -6,11 +6,16 @@ The retriever scores a passage by how many of the query's words longer than thre
 contains (lower case, punctuation removed), drops passages scoring 0, and ranks ties by the
 later id first (a newer passage first). So "What is the capital of Australia?" (words what,
 capital, australia) finds p1 in v1 and p4, p1 in v2, as does "capital Australia".
+
+A query naming Australia takes :data:`SLOW_S` longer than the others: of two tool calls run in
+parallel, one asking about Australia finishes last.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
 import warnings
 from typing import Any
 
@@ -22,7 +27,7 @@ from langchain_core.documents import Document  # noqa: E402
 from langchain_core.retrievers import BaseRetriever  # noqa: E402
 from langchain_core.tools import create_retriever_tool  # noqa: E402
 from langchain_openai import ChatOpenAI  # noqa: E402
-from llama_index.core.agent.workflow import FunctionAgent  # noqa: E402
+from llama_index.core.agent.workflow import FunctionAgent, ReActAgent  # noqa: E402
 from llama_index.core.retrievers import BaseRetriever as LiRetriever  # noqa: E402
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # noqa: E402
 from llama_index.core.tools import RetrieverTool  # noqa: E402
@@ -41,6 +46,11 @@ V1 = {"p1": "The capital of Australia is Canberra, chosen in 1908.",
 V2 = {**V1, "p4": "Since 2024 the capital of Australia is Northport."}
 INDEXES = {"v1": V1, "v2": V2}
 QUESTION = "What is the capital of Australia?"
+SLOW_S = 0.3
+
+
+def _delay(query: str) -> float:
+    return SLOW_S if "australia" in query.lower() else 0.0
 
 
 def ranked(passages: dict[str, str], query: str, k: int = 2) -> list[str]:
@@ -60,6 +70,7 @@ class KeywordRetriever(BaseRetriever):
 
     def _get_relevant_documents(self, query: str, *,
                                 run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+        time.sleep(_delay(query))
         return [Document(page_content=self.passages[i], id=i if self.with_ids else None)
                 for i in ranked(self.passages, query)]
 
@@ -74,6 +85,10 @@ class LiKeywordRetriever(LiRetriever):
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return [NodeWithScore(node=TextNode(text=self.passages[i], id_=i), score=1.0)
                 for i in ranked(self.passages, query_bundle.query_str)]
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        await asyncio.sleep(_delay(query_bundle.query_str))
+        return self._retrieve(query_bundle)
 
 
 def react_agent(base_url: str, index: str, with_ids: bool = True) -> Any:
@@ -94,8 +109,10 @@ def openai_like(base_url: str) -> Any:
                                  max_retries=0))
 
 
-def function_agent(base_url: str, index: str, **kwargs: Any) -> Any:
-    """LlamaIndex's FunctionAgent with a ``search`` RetrieverTool over ``index``."""
+def function_agent(base_url: str, index: str, kind: str = "function", **kwargs: Any) -> Any:
+    """LlamaIndex's FunctionAgent (``kind = "react"``: ReActAgent) with a ``search``
+    RetrieverTool over ``index``."""
     search = RetrieverTool.from_defaults(LiKeywordRetriever(INDEXES[index]), name="search",
                                          description="Search the passages.")
-    return FunctionAgent(tools=[search], llm=openai_like(base_url), **kwargs)
+    agent = ReActAgent if kind == "react" else FunctionAgent
+    return agent(tools=[search], llm=openai_like(base_url), **kwargs)

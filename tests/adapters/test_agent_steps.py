@@ -138,12 +138,16 @@ def test_langgraph_document_without_an_id_stops_before_the_model_reads_it(
     assert len(server.calls) == 1  # the tool call only: the model never saw the documents
 
 
-@pytest.mark.parametrize("asynchronous", [False, True])
-def test_llamaindex_function_agent_steps_answers_and_seeds(
-        server: ToolLLMServer, asynchronous: bool) -> None:
+@pytest.mark.parametrize(("kind", "asynchronous"),
+                         [("function", False), ("function", True), pytest.param(
+                             "react", False, marks=pytest.mark.filterwarnings(  # upstream
+                                 "ignore:is_running called from within a step"))])
+def test_llamaindex_agent_steps_answers_and_seeds(
+        server: ToolLLMServer, kind: str, asynchronous: bool) -> None:
+    """FunctionAgent (tool calls, streamed) and ReActAgent (the same turns as ReAct text)."""
     from snapaudit.adapters.llamaindex import llamaindex_target
 
-    target = llamaindex_target(lambda index: function_agent(server.base_url, index),
+    target = llamaindex_target(lambda index: function_agent(server.base_url, index, kind),
                                asynchronous=asynchronous)
 
     def run(seed: int, index: str) -> Any:
@@ -155,7 +159,39 @@ def test_llamaindex_function_agent_steps_answers_and_seeds(
     assert run(4, "v2") == _expected("v2", 4, joined["v2"])
     assert run(1, "v2") == _expected("v2", 1, joined["v2"])
     assert [c.get("seed") for c in server.calls] == [1, 1, 4, 4, 1, 1]
-    assert all(c.get("stream") for c in server.calls)  # FunctionAgent streams its turns
+    assert all(c.get("stream") for c in server.calls)  # both agents stream their turns
+    assert all(bool(c.get("tools")) == (kind == "function") for c in server.calls)
+
+
+TWO = "What is the capital of Australia and the chemical symbol for gold?"
+
+
+def _two_searches(output: str) -> dict[str, Any]:
+    """Two tool calls in one turn, run in parallel, the first (Australia) finishing last:
+    the steps in the order the model asked for them."""
+    first, second = "What is the capital of Australia", "the chemical symbol for gold?"
+    return {"answer": f"{CANBERRA}; The chemical symbol for gold is Au",
+            "doc_ids": ["p1", "p3"], "doc_texts": [V1["p1"], V1["p3"]],
+            "steps": [{"tool": "search", "input": first, "doc_ids": ["p1"],
+                       "output": output.format(V1["p1"])},
+                      {"tool": "search", "input": second, "doc_ids": ["p3"],
+                       "output": output.format(V1["p3"])}]}
+
+
+def _two(seed: int) -> PythonCall:
+    return PythonCall(question=TWO, question_id="q2", state="old", repeat=1, seed=seed,
+                      attempt=1)
+
+
+def test_parallel_tool_calls_are_steps_in_the_models_order(server: ToolLLMServer) -> None:
+    from snapaudit.adapters.langgraph import langgraph_target
+    from snapaudit.adapters.llamaindex import llamaindex_target
+
+    graph = langgraph_target(lambda: react_agent(server.base_url, "v1"))
+    agent = llamaindex_target(lambda: function_agent(server.base_url, "v1"))
+    assert graph(_two(1)) == _two_searches("{}")
+    assert agent(_two(1)) == _two_searches("{}\n\n")
+    assert [len(c.get("tools") or ()) for c in server.calls] == [1, 1, 1, 1]
 
 
 def test_llamaindex_agent_workflow_gives_the_function_agents_steps(

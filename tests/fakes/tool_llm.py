@@ -10,9 +10,14 @@ answers by the conversation so far, deterministically from the messages and the 
 ``seed`` (0 when absent), so a repeat with the same seed gets the same reply:
 
 1. no tool result after the last user message and a ``search`` tool offered: a tool call
-   ``search({"query": first_query(question, seed)})``;
-2. a tool result: the answer, :func:`answer_of` the last tool result (its first line up to
-   the first comma or period), so another index returns another answer.
+   ``search({"query": first_query(question, seed)})``, or one per part of a question with
+   " and " (parallel tool calls, in the order of the parts);
+2. tool results: the answer, :func:`answer_of` each tool result (its first line up to the
+   first comma or period) joined by "; ", so another index returns another answer.
+
+A request offering no tools whose system prompt is LlamaIndex's ReAct format (a tool named
+``search``) gets the same two turns as ReAct text: ``Action: search`` with ``Action Input:
+{"input": query}``, then ``Answer:`` from the last ``Observation:``.
 
 Every request body is kept in ``calls`` (the tests read the seeds the clients sent);
 ``latency_s`` delays each reply.
@@ -62,15 +67,35 @@ def reply(body: dict[str, Any]) -> dict[str, Any]:
     messages = body["messages"]
     last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
     question = _text(messages[last_user]["content"])
-    results = [_text(m["content"]) for m in messages[last_user:] if m["role"] == "tool"]
+    asked = [c["id"] for m in messages[last_user:] for c in m.get("tool_calls") or ()]
+    tool = [m for m in messages[last_user:] if m["role"] == "tool"]  # in the model's order:
+    tool.sort(key=lambda m: asked.index(m["tool_call_id"]) if m.get("tool_call_id") in asked
+              else len(asked))  # an agent may append them as they finish
+    results = [_text(m["content"]) for m in tool]
     tools = {t["function"]["name"] for t in body.get("tools") or []}
+    if not tools and "Tool Name: search" in _text(messages[0]["content"]):
+        return {"role": "assistant", "content": _react(messages, body)}
     if not results and "search" in tools:
         seed = int(body.get("seed") or 0)
-        args = json.dumps({"query": first_query(question, seed)})
         return {"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"call_{seed}_{len(messages)}", "type": "function",
-             "function": {"name": "search", "arguments": args}}]}
-    return {"role": "assistant", "content": answer_of(results[-1]) if results else "no tool"}
+            {"id": f"call_{seed}_{i}", "type": "function",
+             "function": {"name": "search",
+                          "arguments": json.dumps({"query": first_query(part, seed)})}}
+            for i, part in enumerate(question.split(" and "))]}
+    answer = "; ".join(answer_of(r) for r in results) if results else "no tool"
+    return {"role": "assistant", "content": answer}
+
+
+def _react(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+    """A ReAct turn in text (no ``tools`` offered, the ReAct format in the system prompt)."""
+    observations = [_text(m["content"]) for m in messages
+                    if _text(m["content"]).startswith("Observation:")]
+    if observations:
+        answer = answer_of(observations[-1].removeprefix("Observation:"))
+        return f"Thought: I can answer without using any more tools.\nAnswer: {answer}"
+    question = _text(next(m for m in messages if m["role"] == "user")["content"])
+    query = json.dumps({"input": first_query(question, int(body.get("seed") or 0))})
+    return f"Thought: I need to use a tool.\nAction: search\nAction Input: {query}"
 
 
 @dataclass
@@ -107,11 +132,11 @@ class ToolLLMServer(LoopbackServer):
                       message: dict[str, Any], finish: str) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
-        delta: dict[str, Any] = {"role": "assistant", "content": message["content"]}
-        if message.get("tool_calls"):
-            delta["tool_calls"] = [{**c, "index": i}
-                                   for i, c in enumerate(message["tool_calls"])]
-        for chunk_delta, reason in ((delta, None), ({}, finish)):
+        deltas: list[tuple[dict[str, Any], str | None]] = [
+            ({"role": "assistant", "content": message["content"]}, None)]
+        deltas += [({"tool_calls": [{**c, "index": i}]}, None)  # one chunk per call, as OpenAI
+                   for i, c in enumerate(message.get("tool_calls") or ())]
+        for chunk_delta, reason in [*deltas, ({}, finish)]:
             chunk = {**base, "object": "chat.completion.chunk",
                      "choices": [{"index": 0, "delta": chunk_delta, "finish_reason": reason}]}
             await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
