@@ -9,24 +9,20 @@ at once): each reply depends only on the question, the index and the call's seed
 from __future__ import annotations
 
 import json
-import shutil
-import sqlite3
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.adapters.example_runs import cells, copy_example, finish, kill_after
 from tests.adapters.frameworks import require_agent_frameworks
 from tests.fakes.tool_llm import ToolLLMServer, first_query
-from tests.helpers.cli import finish_run, kill_unless_finished, run_cli
-from tests.helpers.ledger_view import accepted, accepted_seeds, query
+from tests.helpers.ledger_view import accepted_seeds, query
 
 require_agent_frameworks()
 pytestmark = pytest.mark.slow
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CELLS = 6 * 2 * 2
 
 
@@ -39,50 +35,17 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[ToolLLMServer]:
         yield running
 
 
-def _copy(name: str, tmp: Path) -> tuple[Path, Path]:
-    """The example copied into ``tmp``: its protocol at ``concurrency = 1``, and as shipped."""
-    folder = tmp / name
-    shutil.copytree(EXAMPLES / name, folder, ignore=shutil.ignore_patterns("__pycache__"))
-    shipped = folder / "protocol.toml"
-    text = shipped.read_text(encoding="utf-8")
-    assert "\nconcurrency = 4 " in text
-    serial = folder / "serial.toml"
-    serial.write_text(text.replace("\nconcurrency = 4 ", "\nconcurrency = 1 "),
-                      encoding="utf-8")
-    return serial, shipped
-
-
-def _cells(run_dir: Path) -> dict[str, Any]:
-    return {k: json.loads(p) for k, (_, p) in accepted(run_dir / "ledger.sqlite").items()}
-
-
-def _kill_after(proto: Path, run_dir: Path, cells: int) -> dict[str, Any]:
-    """``snapaudit run`` SIGKILLed once ``cells`` answers are accepted; the cells seen."""
-    proc = run_cli(proto, run_dir)
-    db = run_dir / "ledger.sqlite"
-    deadline = time.monotonic() + 120
-    seen: dict[str, Any] = {}
-    while proc.poll() is None and time.monotonic() < deadline and len(seen) < cells:
-        try:
-            seen = _cells(run_dir) if db.exists() else {}
-        except sqlite3.Error:  # the schema may not exist yet
-            seen = {}
-        time.sleep(0.02)
-    assert kill_unless_finished(proc), "the run ended before the kill"
-    return seen
-
-
 @pytest.mark.parametrize("name", ["langgraph", "llamaindex_agent"])
 def test_agent_example_killed_and_resumed_gives_the_uninterrupted_trajectories(
         name: str, tmp_path: Path, server: ToolLLMServer) -> None:
-    serial, shipped = _copy(name, tmp_path)
+    serial, shipped = copy_example(name, tmp_path)
     killed = tmp_path / "killed"
-    seen = _kill_after(serial, killed, 4)
+    seen = kill_after(serial, killed, 4)
     assert 4 <= len(seen) < CELLS, "killed mid-stage"
-    finish_run(serial, killed)
+    finish(serial, killed)
     clean = tmp_path / "clean"
-    finish_run(shipped, clean)
-    resumed, uninterrupted = _cells(killed), _cells(clean)
+    finish(shipped, clean)
+    resumed, uninterrupted = cells(killed), cells(clean)
     assert len(uninterrupted) == CELLS
     assert all(resumed[k] == v for k, v in seen.items())  # accepted cells never redone
     assert resumed == uninterrupted  # answers, ids and steps

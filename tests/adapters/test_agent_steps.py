@@ -163,7 +163,7 @@ def test_llamaindex_agent_steps_answers_and_seeds(
     assert all(bool(c.get("tools")) == (kind == "function") for c in server.calls)
 
 
-TWO = "What is the capital of Australia and the chemical symbol for gold?"
+TWO = "What is the capital of Australia and also the chemical symbol for gold?"
 
 
 def _two_searches(output: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ answers by the conversation so far, deterministically from the messages and the 
 
 1. no tool result after the last user message and a ``search`` tool offered: a tool call
    ``search({"query": first_query(question, seed)})``, or one per part of a question with
-   " and " (parallel tool calls, in the order of the parts);
+   " and also " (parallel tool calls, in the order of the parts);
 2. tool results: the answer, :func:`answer_of` each tool result (its first line up to the
    first comma or period) joined by "; ", so another index returns another answer.
 
@@ -81,7 +81,7 @@ def reply(body: dict[str, Any]) -> dict[str, Any]:
             {"id": f"call_{seed}_{i}", "type": "function",
              "function": {"name": "search",
                           "arguments": json.dumps({"query": first_query(part, seed)})}}
-            for i, part in enumerate(question.split(" and "))]}
+            for i, part in enumerate(question.split(" and also "))]}
     answer = "; ".join(answer_of(r) for r in results) if results else "no tool"
     return {"role": "assistant", "content": answer}
 
