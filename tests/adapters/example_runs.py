@@ -1,5 +1,6 @@
 """The examples' end-to-end tests share these: an example copied with a serial protocol, its
-run to the end, a run SIGKILLed once some answers are accepted, the accepted answer cells."""
+run to the end, a run SIGKILLed once some answers are accepted and resumed beside an
+uninterrupted one, the accepted answer cells."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from tests.helpers.cli import kill_unless_finished, run_cli
 from tests.helpers.ledger_view import accepted
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+CELLS = 6 * 2 * 2  # the examples' questions x states x repeats
 
 
 def copy_example(name: str, tmp: Path) -> tuple[Path, Path]:
@@ -55,3 +57,16 @@ def kill_after(proto: Path, run_dir: Path, count: int) -> dict[str, Any]:
         time.sleep(0.02)
     assert kill_unless_finished(proc), "the run ended before the kill"
     return seen
+
+
+def killed_and_clean(killed_proto: Path, clean_proto: Path, tmp: Path
+                     ) -> tuple[Path, Path, dict[str, Any]]:
+    """``tmp/killed``: a run of ``killed_proto`` SIGKILLed once 4 answers are accepted, then
+    resumed to the end; ``tmp/clean``: an uninterrupted run of ``clean_proto``; and the
+    cells the killed run had accepted."""
+    killed, clean = tmp / "killed", tmp / "clean"
+    seen = kill_after(killed_proto, killed, 4)
+    assert 4 <= len(seen) < CELLS, "killed mid-stage"
+    finish(killed_proto, killed)
+    finish(clean_proto, clean)
+    return killed, clean, seen

@@ -15,15 +15,13 @@ from typing import Any
 
 import pytest
 
-from tests.adapters.example_runs import cells, copy_example, finish, kill_after
+from tests.adapters.example_runs import CELLS, cells, copy_example, killed_and_clean
 from tests.adapters.frameworks import require_agent_frameworks
 from tests.fakes.tool_llm import ToolLLMServer, first_query
 from tests.helpers.ledger_view import accepted_seeds, query
 
 require_agent_frameworks()
 pytestmark = pytest.mark.slow
-
-CELLS = 6 * 2 * 2
 
 
 @pytest.fixture
@@ -39,12 +37,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[ToolLLMServer]:
 def test_agent_example_killed_and_resumed_gives_the_uninterrupted_trajectories(
         name: str, tmp_path: Path, server: ToolLLMServer) -> None:
     serial, shipped = copy_example(name, tmp_path)
-    killed = tmp_path / "killed"
-    seen = kill_after(serial, killed, 4)
-    assert 4 <= len(seen) < CELLS, "killed mid-stage"
-    finish(serial, killed)
-    clean = tmp_path / "clean"
-    finish(shipped, clean)
+    killed, clean, seen = killed_and_clean(serial, shipped, tmp_path)
     resumed, uninterrupted = cells(killed), cells(clean)
     assert len(uninterrupted) == CELLS
     assert all(resumed[k] == v for k, v in seen.items())  # accepted cells never redone

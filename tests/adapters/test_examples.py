@@ -15,26 +15,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.adapters.example_runs import cells, copy_example, finish, kill_after
+from tests.adapters.example_runs import CELLS, cells, copy_example, finish, killed_and_clean
 from tests.adapters.frameworks import require_frameworks
 from tests.helpers.ledger_view import accepted_seeds, query
 
 require_frameworks()
 pytestmark = [pytest.mark.local_llm, pytest.mark.slow]
 
-CELLS = 6 * 2 * 2
-
 
 @pytest.mark.parametrize("name", ["langchain", "llamaindex"])
 def test_example_killed_and_resumed_gives_the_uninterrupted_answers(
         name: str, tmp_path: Path, smollm2_path: Path) -> None:
     proto, shipped = copy_example(name, tmp_path)
-    killed = tmp_path / "killed"
-    seen = kill_after(proto, killed, 4)
-    assert 4 <= len(seen) < CELLS, "killed mid-stage"
-    finish(proto, killed)
-    clean = tmp_path / "clean"
-    finish(proto, clean)
+    killed, clean, _ = killed_and_clean(proto, proto, tmp_path)
     resumed, uninterrupted = cells(killed), cells(clean)
     assert len(uninterrupted) == CELLS
     assert {k: v["answer"] for k, v in resumed.items()} == \
