@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from snapaudit.adapters.common import DocIdError
-from snapaudit.adapters.trajectory import step_input
+from snapaudit.adapters.trajectory import model_order, step_input
 from snapaudit.systems.python import PythonCall, to_outcome
 from tests.adapters.agent_world import (
     QUESTION,
@@ -64,6 +64,17 @@ def test_a_step_input_is_the_single_string_argument_or_canonical_json() -> None:
     assert step_input({"query": "x", "k": 2}) == '{"k":2,"query":"x"}'
     assert step_input({"k": 2}) == '{"k":2}'
     assert step_input({"b": "é", "a": [1, None]}) == '{"a":[1,null],"b":"é"}'
+
+
+def test_steps_follow_the_models_order_of_tool_calls() -> None:
+    assert model_order(["b", "a"], ["a", "b"]) == [1, 0]
+    # turn 1 asks call_0 and call_1 (call_1 reports first), turn 2 numbers from 0 again
+    assert model_order(["call_1", "call_0", "call_0"], ["call_0", "call_1", "call_0"]) == \
+        [1, 0, 2]
+    assert model_order(["x"], ["a"]) is None
+    assert model_order([None], []) is None
+    assert model_order(["a", "a"], ["a"]) is None  # more runs than calls of an id
+    assert model_order([], []) == []
 
 
 def test_langgraph_react_agent_steps_answers_and_seeds(server: ToolLLMServer) -> None:

@@ -44,7 +44,7 @@ from snapaudit.adapters.common import (
     reset_llama,
 )
 from snapaudit.adapters.langchain import config_seed
-from snapaudit.adapters.trajectory import agent_result, make_step
+from snapaudit.adapters.trajectory import agent_result, make_step, model_order
 from snapaudit.systems.python import PythonCall
 
 EXTRA = "langgraph"
@@ -180,7 +180,10 @@ def _collector_class() -> type[Any]:
     return StepCollector
 
 
-def _text(output: Any) -> str:
+def _text(output: Any) -> str | None:
+    """A tool's output as text (None for a tool that failed before its end)."""
+    if output is None:
+        return None
     content = getattr(output, "content", output)
     if isinstance(content, list):
         return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content
@@ -198,12 +201,12 @@ def _documents(run: _Run) -> list[Any]:
 
 
 def _ordered(runs: Sequence[_Run], messages: Sequence[Any]) -> list[_Run]:
-    """The runs in the order of the model's tool calls when every run has one there."""
-    position = {c.get("id"): i for i, c in enumerate(
-        c for m in messages for c in (getattr(m, "tool_calls", None) or []))}
-    if runs and all(r.call_id in position for r in runs):
-        return sorted(runs, key=lambda r: position[r.call_id])
-    return sorted(runs, key=lambda r: r.order)
+    """The runs in the order of the model's tool calls when every run has one there, else
+    in the order they started."""
+    started = sorted(runs, key=lambda r: r.order)
+    asked = [str(c.get("id")) for m in messages for c in getattr(m, "tool_calls", None) or ()]
+    order = model_order([r.call_id for r in started], asked)
+    return started if order is None else [started[i] for i in order]
 
 
 def _result(output: Any, collector: Any, outputs: bool) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from functools import cache
 from typing import Any
 
 from snapaudit.adapters.common import current_seed, require, seed_scope
-from snapaudit.adapters.trajectory import agent_result, make_step
+from snapaudit.adapters.trajectory import agent_result, make_step, model_order
 
 EXTRA = "llamaindex"
 
@@ -139,8 +139,9 @@ async def run_agent(agent: Any, question: str, id_key: str | None,
         elif isinstance(event, events.ToolCallResult):
             results.append(event)
     output = await handler
-    if all(r.tool_id in asked for r in results):
-        results.sort(key=lambda r: asked.index(r.tool_id))
+    order = model_order([r.tool_id for r in results], asked)
+    if order is not None:
+        results = [results[i] for i in order]
     items = [_documents(r.tool_output.raw_output) for r in results]
     steps = [make_step(r.tool_name, r.tool_kwargs, docs,
                        str(r.tool_output.content) if outputs else None, id_key)

@@ -11,13 +11,16 @@ A step is ``{"tool", "input", "doc_ids", "output"?}`` (:mod:`snapaudit.tables.st
 * ``output``: the tool's output text (stored, never compared), dropped with
   ``outputs=False``.
 
-:func:`agent_result` is the target's reply: the answer, the documents read over all steps
-(each id once, in the order first read; their texts when every one has a text) and the steps.
+:func:`model_order` puts the steps in the order the model asked for the tools (tools run in
+parallel finish, and report, in any order). :func:`agent_result` is the target's reply: the
+answer, the documents read over all steps (each id once, in the order first read; their
+texts when every one has a text) and the steps.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -45,6 +48,26 @@ def make_step(tool: str, args: Any, items: Sequence[Any] | None, output: str | N
     if output is not None:
         step["output"] = output
     return step
+
+
+def model_order(call_ids: Sequence[str | None], asked: Sequence[str]) -> list[int] | None:
+    """The indexes of the tool runs ``call_ids`` (their tool-call ids, in the order the runs
+    started or reported) sorted by the order of ``asked`` (every tool-call id of the model's
+    turns, in order); None when a run's id is missing there. An id the model used again in a
+    later turn (some servers number each turn's calls from 0) is matched occurrence by
+    occurrence: the k-th run with an id is the k-th call with it (a turn's tools all run
+    before the next turn)."""
+    slots: dict[str, list[int]] = {}
+    for position, asked_id in enumerate(asked):
+        slots.setdefault(asked_id, []).append(position)
+    used: Counter[str] = Counter()
+    keys: list[int] = []
+    for run_id in call_ids:
+        if run_id is None or used[run_id] >= len(slots.get(run_id, ())):
+            return None
+        keys.append(slots[run_id][used[run_id]])
+        used[run_id] += 1
+    return sorted(range(len(keys)), key=keys.__getitem__)
 
 
 def agent_result(answer: Any, steps: Sequence[dict[str, Any]],
