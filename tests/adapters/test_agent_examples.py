@@ -1,7 +1,8 @@
 """examples/langgraph and examples/llamaindex_agent end to end through ``snapaudit run`` (the
 CLI, a Python system) against the loopback tool-calling fake (``AGENT_BASE_URL``): the run
 gives trajectory kernels, and a run SIGKILLed mid-stage and resumed ends with exactly the
-cells (answers, document ids, steps) and seeds of an uninterrupted run.
+cells (answers, document ids, steps) and seeds of an uninterrupted run; the async targets
+(``agent:aanswer``) give the sync targets' cells.
 
 The killed copy runs at ``concurrency = 1``; the uninterrupted one as shipped (four agents
 at once): each reply depends only on the question, the index and the call's seed."""
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.adapters.example_runs import CELLS, cells, copy_example, killed_and_clean
+from tests.adapters.example_runs import CELLS, cells, copy_example, finish, killed_and_clean
 from tests.adapters.frameworks import require_agent_frameworks
 from tests.fakes.tool_llm import ToolLLMServer, first_query
 from tests.helpers.ledger_view import accepted_seeds, query
@@ -69,3 +70,19 @@ def _check_results(results: dict[str, Any], cells: dict[str, Any]) -> None:
     assert {"p07", "p08"} <= read["new"] and not {"p07", "p08"} & read["old"]
     changed = results["trajectory"]["changed_pairs"]
     assert changed["total"] == changed["same_queries"] + changed["different_queries"] > 0
+
+
+@pytest.mark.parametrize("name", ["langgraph", "llamaindex_agent"])
+def test_agent_example_awaited_gives_the_sync_targets_cells(
+        name: str, tmp_path: Path, server: ToolLLMServer) -> None:
+    """``target = "agent:aanswer"`` (``ainvoke``; the workflow awaited on the run's loop)."""
+    _, shipped = copy_example(name, tmp_path)
+    text = shipped.read_text(encoding="utf-8")
+    assert text.count('target = "agent:answer"') == 2
+    awaited = shipped.with_name("awaited.toml")
+    awaited.write_text(text.replace('target = "agent:answer"', 'target = "agent:aanswer"'),
+                       encoding="utf-8")
+    finish(awaited, tmp_path / "awaited")
+    finish(shipped, tmp_path / "sync")
+    assert len(cells(tmp_path / "awaited")) == CELLS
+    assert cells(tmp_path / "awaited") == cells(tmp_path / "sync")
