@@ -19,6 +19,17 @@ def require_frameworks() -> None:
                         "not installed (pip install -e '.[llamaindex]')")
 
 
+def require_agent_frameworks() -> None:
+    """Skip the calling test module when an agent framework is not installed."""
+    require_frameworks()
+    for module, dist, extra in (("langgraph.prebuilt", "langgraph-prebuilt", "langgraph"),
+                                ("langchain_openai", "langchain-openai", "langgraph"),
+                                ("llama_index.llms.openai_like",
+                                 "llama-index-llms-openai-like", "llamaindex")):
+        pytest.importorskip(module, reason=f"{dist} not installed "
+                            f"(pip install -e '.[{extra}]')")
+
+
 require_frameworks()
 
 with warnings.catch_warnings():  # langchain-community warns about its own deprecation

@@ -11,79 +11,24 @@ crashed attempt is retried with its seed."""
 from __future__ import annotations
 
 import json
-import shutil
-import signal
-import sqlite3
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.adapters.example_runs import CELLS, cells, copy_example, finish, killed_and_clean
 from tests.adapters.frameworks import require_frameworks
-from tests.helpers.cli import run_cli
-from tests.helpers.ledger_view import accepted, accepted_seeds, query
+from tests.helpers.ledger_view import accepted_seeds, query
 
 require_frameworks()
 pytestmark = [pytest.mark.local_llm, pytest.mark.slow]
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-CELLS = 6 * 2 * 2
-
-
-def _copy(name: str, tmp: Path) -> tuple[Path, Path]:
-    """The example copied into ``tmp``: its protocol at ``concurrency = 1``, and as shipped."""
-    folder = tmp / name
-    shutil.copytree(EXAMPLES / name, folder, ignore=shutil.ignore_patterns("__pycache__"))
-    shipped = folder / "protocol.toml"
-    text = shipped.read_text(encoding="utf-8")
-    assert "\nconcurrency = 4 " in text
-    serial = folder / "serial.toml"
-    serial.write_text(text.replace("\nconcurrency = 4 ", "\nconcurrency = 1 "),
-                      encoding="utf-8")
-    return serial, shipped
-
-
-def _finish(proto: Path, run_dir: Path) -> None:
-    proc = run_cli(proto, run_dir)
-    _, err = proc.communicate(timeout=300)
-    assert proc.returncode == 0, err.decode()
-
-
-def _answers(run_dir: Path) -> dict[str, Any]:
-    return {k: json.loads(p) for k, (_, p) in accepted(run_dir / "ledger.sqlite").items()}
-
-
-def _kill_after(proto: Path, run_dir: Path, cells: int) -> dict[str, Any]:
-    """Start a run, SIGKILL it once ``cells`` answers are accepted; the answers seen."""
-    proc = run_cli(proto, run_dir)
-    db = run_dir / "ledger.sqlite"
-    deadline = time.monotonic() + 240
-    seen: dict[str, Any] = {}
-    while proc.poll() is None and time.monotonic() < deadline and len(seen) < cells:
-        try:
-            seen = accepted(db) if db.exists() else {}
-        except sqlite3.Error:  # the schema may not exist yet
-            seen = {}
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert proc.stderr is not None
-    proc.stderr.close()
-    return seen
 
 
 @pytest.mark.parametrize("name", ["langchain", "llamaindex"])
 def test_example_killed_and_resumed_gives_the_uninterrupted_answers(
         name: str, tmp_path: Path, smollm2_path: Path) -> None:
-    proto, shipped = _copy(name, tmp_path)
-    killed = tmp_path / "killed"
-    seen = _kill_after(proto, killed, 4)
-    assert 4 <= len(seen) < CELLS, "killed mid-stage"
-    _finish(proto, killed)
-    clean = tmp_path / "clean"
-    _finish(proto, clean)
-    resumed, uninterrupted = _answers(killed), _answers(clean)
+    proto, shipped = copy_example(name, tmp_path)
+    killed, clean, _ = killed_and_clean(proto, proto, tmp_path)
+    resumed, uninterrupted = cells(killed), cells(clean)
     assert len(uninterrupted) == CELLS
     assert {k: v["answer"] for k, v in resumed.items()} == \
         {k: v["answer"] for k, v in uninterrupted.items()}
@@ -96,8 +41,8 @@ def test_example_killed_and_resumed_gives_the_uninterrupted_answers(
     results = json.loads((killed / "results.json").read_text())
     assert "warnings" not in results  # short answers, ids shared by both indexes
     parallel = tmp_path / "parallel"
-    _finish(shipped, parallel)  # four threads, one shared llama.cpp model: no abort
-    assert _answers(parallel) == uninterrupted  # and the same answers, whatever the order
+    finish(shipped, parallel)  # four threads, one shared llama.cpp model: no abort
+    assert cells(parallel) == uninterrupted  # and the same answers, whatever the order
 
 
 CRASHY = """\
@@ -141,9 +86,9 @@ def _crashy(shipped: Path) -> Path:
 @pytest.mark.parametrize("name", ["langchain", "llamaindex"])
 def test_example_in_worker_processes_survives_an_abort_with_the_serial_answers(
         name: str, tmp_path: Path, smollm2_path: Path) -> None:
-    serial, shipped = _copy(name, tmp_path)
+    serial, shipped = copy_example(name, tmp_path)
     crashed = tmp_path / "crashed"
-    _finish(_crashy(shipped), crashed)
+    finish(_crashy(shipped), crashed)
     assert (shipped.parent / "crashed.mark").exists()  # the abort happened
     died = query(crashed / "ledger.sqlite",
                  "SELECT cell_key, attempt_no, error FROM attempts WHERE reason='worker_died'")
@@ -155,7 +100,7 @@ def test_example_in_worker_processes_survives_an_abort_with_the_serial_answers(
                    "error FROM attempts WHERE outcome != 'accepted'")
     assert [row[:2] for row in failed] == [(key, 1)], failed
     clean = tmp_path / "clean"
-    _finish(serial, clean)  # one thread, the example's own target
-    answers = _answers(crashed)
+    finish(serial, clean)  # one thread, the example's own target
+    answers = cells(crashed)
     assert len(answers) == CELLS
-    assert answers == _answers(clean)
+    assert answers == cells(clean)

@@ -130,3 +130,33 @@ def test_a_bare_llama_cpp_model_is_seeded_and_locked(smollm2_path: Path) -> None
     assert draw(5) == first
     assert model_lock(model) is model_lock(model)
     assert llm.metadata.context_window == 256
+
+
+def test_a_langgraph_graph_on_a_seeded_llama_cpp_chat_model(smollm2_path: Path) -> None:
+    """A compiled graph whose one node calls ``seeded_chat_model(ChatLlamaCpp)``: the call's
+    seed reaches llama.cpp (the same seed, the same answer, whatever ran before), and a graph
+    that calls no tool returns an empty trajectory."""
+    pytest.importorskip("langgraph.graph", reason="langgraph not installed "
+                        "(pip install -e '.[langgraph]')")
+    from langchain_community.chat_models import ChatLlamaCpp
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    from snapaudit.adapters.langgraph import langgraph_target, seeded_chat_model
+
+    model = seeded_chat_model(ChatLlamaCpp(model_path=str(smollm2_path), n_ctx=256,
+                                           max_tokens=8, temperature=1.0, seed=0,
+                                           verbose=False))
+
+    def build() -> Any:
+        graph = StateGraph(MessagesState)
+        graph.add_node("model", lambda state: {"messages": [model.invoke(state["messages"])]})
+        graph.add_edge(START, "model")
+        return graph.compile()
+
+    target = langgraph_target(build)
+    story = "Tell a short story about mountains."
+    first = target(_call(5, story))
+    assert first["steps"] == [] and first["doc_ids"] == []
+    target(_call(6, "Name a colour."))
+    assert target(_call(5, story)) == first
+    assert len({target(_call(seed, story))["answer"] for seed in (1, 2, 3)}) > 1

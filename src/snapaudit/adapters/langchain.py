@@ -51,7 +51,8 @@ def _lc(module: str) -> Any:
     return require(f"langchain_core.{module}", EXTRA)
 
 
-def _seed_of(config: Any) -> int | None:
+def config_seed(config: Any) -> int | None:
+    """The seed a target put in a run's ``config["configurable"]``, else the current seed."""
     configurable = (config or {}).get("configurable") or {}
     seed = configurable.get("snapaudit_seed")
     return seed if isinstance(seed, int) else current_seed()
@@ -66,7 +67,7 @@ def seeded_llm(llm: Any, *, seed_kwarg: str = "seed") -> Any:
     native = is_llama(client)
 
     def bound(config: Any) -> Any:
-        seed = _seed_of(config)
+        seed = config_seed(config)
         return llm if seed is None else llm.bind(**{seed_kwarg: seed})
 
     def invoke(value: Any, config: Any) -> Any:

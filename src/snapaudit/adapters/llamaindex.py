@@ -8,6 +8,10 @@ state's ``kwargs``) returns a query engine, built once per distinct kwargs; each
 were given ids (``TextNode(id_=...)``, ``Document(doc_id=...)``): a rebuilt index then shares
 no id with the old one; the run warns (``random_doc_ids``) when ids look like UUIDs.
 
+An agent (``FunctionAgent``, ``ReActAgent``, ``AgentWorkflow``: a workflow) built by
+``build`` is run instead, its steps taken from its event stream
+(:mod:`snapaudit.adapters.llamaindex_agent`).
+
 Query engines pass no per-call LLM kwargs, so the seed reaches the LLM through
 :func:`seeded_llm`, an LLM wrapper reading the call's seed
 (:func:`snapaudit.adapters.common.current_seed`); :func:`query_engine` builds a
@@ -34,6 +38,13 @@ from snapaudit.adapters.common import (
     require,
     reset_llama,
     result,
+)
+from snapaudit.adapters.llamaindex_agent import (
+    is_agent,
+    is_function_calling,
+    run_agent,
+    run_agent_sync,
+    seeded_function_llm,
 )
 from snapaudit.systems.python import PythonCall
 
@@ -107,11 +118,15 @@ def _seeded_class() -> type[Any]:
 
 def seeded_llm(llm: Any, *, seed_kwarg: str = "seed",
                generate_kwargs: dict[str, Any] | None = None, max_tokens: int = 256) -> Any:
-    """``llm`` (a LlamaIndex LLM or a ``llama_cpp.Llama``) answering with the call's seed.
-    ``generate_kwargs`` and ``max_tokens`` apply to a bare ``llama_cpp.Llama`` only."""
+    """``llm`` (a LlamaIndex LLM or a ``llama_cpp.Llama``) answering with the call's seed: a
+    function-calling LLM (what an agent needs) through
+    :func:`~snapaudit.adapters.llamaindex_agent.seeded_function_llm`. ``generate_kwargs`` and
+    ``max_tokens`` apply to a bare ``llama_cpp.Llama`` only."""
     cls = _seeded_class()
     types = _li("base.llms.types")
     model = getattr(llm, "_model", None)
+    if is_function_calling(llm) and not is_llama(model):
+        return seeded_function_llm(llm, seed_kwarg=seed_kwarg)
     if is_llama(llm):
         kwargs = {"max_tokens": max_tokens, **(generate_kwargs or {})}
         metadata = types.LLMMetadata(context_window=llm.n_ctx(), num_output=max_tokens,
@@ -142,14 +157,19 @@ def _result(response: Any, id_key: str | None) -> dict[str, Any]:
 
 
 def llamaindex_target(build: Callable[..., Any], *, id_key: str | None = None,
-                      asynchronous: bool = False) -> Callable[..., Any]:
-    """A target querying the engine ``build(**kwargs)`` (see the module doc)."""
+                      outputs: bool = True, asynchronous: bool = False) -> Callable[..., Any]:
+    """A target querying the engine ``build(**kwargs)``, or running the agent it built (see
+    the module doc); ``outputs=False`` keeps no tool outputs in an agent's steps."""
     _li("schema")  # the extra is checked when the target is made, not at the first call
 
     def call_sync(engine: Any, call: PythonCall) -> dict[str, Any]:
+        if is_agent(engine):  # a workflow runs on an event loop: the process's agents loop
+            return run_agent_sync(engine, call.question, call.seed, id_key, outputs)
         return _result(engine.query(call.question), id_key)
 
     async def call_async(engine: Any, call: PythonCall) -> dict[str, Any]:
+        if is_agent(engine):
+            return await run_agent(engine, call.question, id_key, outputs)
         return _result(await engine.aquery(call.question), id_key)
 
     return make_target(build, call_sync, call_async, asynchronous=asynchronous,
