@@ -9,15 +9,28 @@ Mapping: the question id is the sample ``id``; the repeat is ``epoch``; the answ
 ``output.completion``; the target is ``target``; doc ids are ``metadata[doc_ids_key]`` or
 ``store[doc_ids_key]``; a sample with ``error`` set is an errored call. The state is
 ``eval.model`` (``state_from="model"``) or ``eval.task_version`` (``"task-version"``).
+
+Steps (:mod:`snapaudit.tables.steps`) come from the sample's messages: each tool call of an
+assistant message, in order, is one step: its function is the tool; its arguments the input
+(a single string argument as is, else their canonical JSON, keys sorted); the tool message
+answering it (``tool_call_id``) gives the output (its text, or its error) and the doc ids:
+``metadata[doc_ids_key]`` of that message, else, when its text is JSON, the object's
+``doc_ids_key`` or, for a list of hits, each hit's ``id``; else none. A sample without tool
+calls has no steps (docs/import.md).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from inspect_ai.log import read_eval_log, read_eval_log_samples
 
+from snapaudit.errors import InputError
+from snapaudit.hashing import canonical_json
 from snapaudit.tables.foreign.common import Call, ReadOptions, Source
+from snapaudit.tables.records import Step
+from snapaudit.tables.steps import StepsError, parse_steps
 
 TOOL = "inspect_ai"
 STATE_FROM = ("model", "task-version")
@@ -34,13 +47,14 @@ def read_inspect(path: str, options: ReadOptions | None = None) -> Source:
         docs = _doc_ids(sample, doc_ids_key)
         target = sample.target
         error = sample.error.message if sample.error is not None else None
+        record = f"sample {sample.id!r} epoch {sample.epoch}"
         calls.append(Call(
             question_id=str(sample.id), repeat=int(sample.epoch),
             answer=None if error is not None else sample.output.completion,
-            state_hint=hint, record=f"sample {sample.id!r} epoch {sample.epoch}",
+            state_hint=hint, record=record,
             target=tuple(target) if isinstance(target, list) else (str(target),),
             doc_ids=docs, question=sample.input if isinstance(sample.input, str) else None,
-            error=error))
+            error=error, steps=_steps(sample.messages, doc_ids_key, path, record)))
     return Source(path=path, tool=TOOL, tool_version=str(header.eval.packages.get(
         "inspect_ai", "")) or None, task=str(spec.task), calls=tuple(calls),
         extra={"model": str(spec.model), "task_version": spec.task_version,
@@ -53,3 +67,53 @@ def _doc_ids(sample: Any, key: str) -> tuple[str, ...] | None:
         if isinstance(value, list):
             return tuple(str(v) for v in value)
     return None
+
+
+def _steps(messages: Any, key: str, path: str, record: str) -> tuple[Step, ...] | None:
+    """The steps of a sample's tool calls (None when it made none), checked and bounded as
+    every trajectory is; a bad or over-long one is an error naming the sample."""
+    results: dict[str, Any] = {}
+    for message in messages:
+        if message.role == "tool" and message.tool_call_id is not None:
+            results.setdefault(message.tool_call_id, message)
+    raw = [_step(call, results.get(call.id), key) for message in messages
+           if message.role == "assistant" for call in message.tool_calls or ()]
+    if not raw:
+        return None
+    try:
+        return parse_steps(raw, ids_as_text=True)
+    except StepsError as e:
+        raise InputError(f"{record}: its tool calls as steps: {e}", path=path) from None
+
+
+def _step(call: Any, result: Any, key: str) -> dict[str, Any]:
+    args = call.arguments
+    if isinstance(args, dict) and len(args) == 1 and isinstance(next(iter(args.values())), str):
+        text = next(iter(args.values()))
+    else:
+        text = canonical_json(args)
+    step = {"tool": call.function, "input": text, "doc_ids": _result_ids(result, key)}
+    if result is not None:
+        error = result.error
+        step["output"] = result.text or (f"{error.type}: {error.message}" if error else "")
+    return step
+
+
+def _result_ids(result: Any, key: str) -> Any:
+    """The doc ids of a tool result: its ``metadata[key]``, else those its JSON text carries
+    (an object's ``key``, or the ``id`` of every hit of a list of objects), else none."""
+    if result is None:
+        return []
+    if result.metadata and key in result.metadata:
+        return result.metadata[key]
+    try:
+        value = json.loads(result.text)
+    except ValueError:
+        return []
+    if isinstance(value, dict):
+        return value.get(key, [])
+    if isinstance(value, list) and value and all(
+            isinstance(hit, dict) and isinstance(hit.get("id"), str | int)
+            and not isinstance(hit.get("id"), bool) for hit in value):
+        return [hit["id"] for hit in value]
+    return []
