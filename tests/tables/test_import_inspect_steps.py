@@ -164,6 +164,9 @@ def _results_edited(sample: Any) -> None:
         results[0].content, results[0].error = "", ToolCallError("timeout", "took too long")
     elif at == ("q4", 2):  # the read never got its result
         sample.messages.remove(results[1])
+    elif at == ("q2", 2):  # a text the log stores once, as an attachment
+        sample.attachments["h1"] = '[{"id": "a1"}, {"id": 2}]'
+        results[0].content = "attachment://h1"
     elif at == ("q1", 2):  # no tool call at all
         sample.messages = [m for m in sample.messages
                            if m.role != "tool" and not getattr(m, "tool_calls", None)]
@@ -171,7 +174,9 @@ def _results_edited(sample: Any) -> None:
 
 def test_doc_ids_outputs_and_calls_without_a_result(
         logs: dict[str, dict[str, str]], tmp_path: Path) -> None:
-    paths = {**logs["eval"], "old": _edited(logs["eval"]["old"], tmp_path, _results_edited)}
+    # the .json format: write_eval_log keeps an attachment's reference there (in an .eval log
+    # it writes the text in place)
+    paths = {**logs["json"], "old": _edited(logs["json"]["old"], tmp_path, _results_edited)}
     rows = _import(paths)
     hits = '[{"id": "d1", "title": "document d1"}]'
     assert rows["old", "q1", 1].steps == (Step("search", "capital of France", ("m1", "7"),
@@ -183,6 +188,8 @@ def test_doc_ids_outputs_and_calls_without_a_result(
                                                "timeout: took too long"),)
     assert rows["old", "q4", 2].steps == (_expected("old", "q4", 1)[0],
                                           Step("read", READ.input, (), None))
+    assert rows["old", "q2", 2].steps == (Step("search", "tallest mountain", ("a1", "2"),
+                                               '[{"id": "a1"}, {"id": 2}]'),)
     # another sample of the import has steps: this one took none (an empty trajectory)
     assert rows["old", "q1", 2].steps == ()
     assert rows["new", "q2", 1].steps == _expected("new", "q2", 1)
@@ -229,3 +236,43 @@ def test_a_bad_or_over_long_trajectory_is_one_error_line(
     assert "\n" not in err and "Traceback" not in err
     assert f"{old}: sample 'q2' epoch 1: its tool calls as steps: {cause}" in err
     assert not (tmp_path / "o" / "answers.jsonl").exists()
+
+
+@pytest.mark.parametrize("name", ["bad.eval", "bad.json", "cut.eval"])
+def test_a_file_inspect_ai_cannot_read_is_one_error_line(
+        logs: dict[str, dict[str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        name: str) -> None:
+    path = tmp_path / name
+    real = Path(logs["eval"]["old"]).read_bytes()
+    path.write_bytes(real[:len(real) // 2] if name == "cut.eval" else b"not a log\n")
+    assert _exit(["import", "inspect", str(path), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and f"{path}: inspect_ai cannot read this log: " in err
+
+
+def test_a_log_of_more_samples_than_one_read_imports_whole_and_in_order(
+        logs: dict[str, dict[str, str]], tmp_path: Path) -> None:
+    from inspect_ai.log import EvalSample, read_eval_log, write_eval_log
+    from inspect_ai.model import ModelOutput
+
+    from snapaudit.tables.foreign.inspect_log import CHUNK
+
+    n = CHUNK // 2 + 5  # x 2 epochs: more samples than one read of inspect_ai's reader
+    header = read_eval_log(logs["eval"]["old"], header_only=True)
+    ids = [f"s{i:03d}" for i in range(n)][::-1]  # the dataset's order, not the names'
+    dataset = header.eval.dataset.model_copy(update={"samples": n, "sample_ids": ids})
+    paths = {}
+    for state in ("old", "new"):
+        samples = [EvalSample(id=i, epoch=e, input="q", target="a", messages=[],
+                              output=ModelOutput.from_content("m", f"{state} {i} {e}"))
+                   for e in (2, 1) for i in ids]
+        paths[state] = str(tmp_path / f"{state}.eval")
+        write_eval_log(header.model_copy(update={
+            "eval": header.eval.model_copy(update={"dataset": dataset}),
+            "samples": samples, "reductions": None}), paths[state])
+    rows = list(import_logs("inspect", list(paths.values()),
+                            states={p: s for s, p in paths.items()}).rows)
+    assert [(r.state, r.question_id, r.repeat) for r in rows] == [
+        (s, i, e) for s in ("old", "new") for i in ids for e in (1, 2)]
+    assert all(r.answer == f"{r.state} {r.question_id} {r.repeat}" and r.steps is None
+               for r in rows)
