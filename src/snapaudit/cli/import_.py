@@ -35,7 +35,8 @@ def _states(values: tuple[str, ...]) -> dict[str, str]:
 @click.option("--state-from", type=click.Choice(["model", "task-version"]), default="model",
               show_default=True, help="inspect: name states by eval.model or task version.")
 @click.option("--doc-ids-key", default="retrieved_context_ids", show_default=True,
-              help="inspect sample metadata/store key, promptfoo response.metadata key.")
+              help="inspect sample metadata/store key (and a tool result's, for steps), "
+                   "promptfoo response.metadata key.")
 @click.option("--id-var", default="id", show_default=True, help="promptfoo: var of the id.")
 @click.option("--target-var", default="target", show_default=True,
               help="promptfoo: var of the gold answer.")

@@ -24,7 +24,7 @@ from snapaudit.errors import InputError
 from snapaudit.tables.answers import validate_answers, write_answers
 from snapaudit.tables.foreign.naming import Hint, name_hints
 from snapaudit.tables.gold import write_gold
-from snapaudit.tables.records import AnswerRow
+from snapaudit.tables.records import AnswerRow, Step
 
 ERROR_CHARS = 240  # an error is shown as one line of at most this many characters
 
@@ -52,6 +52,7 @@ class Call:
     doc_ids: tuple[str, ...] | None = None
     question: str | None = None
     error: str | None = None
+    steps: tuple[Step, ...] | None = None  # the trajectory, where the log records one
 
     def problem(self) -> str | None:
         """Why this call is not an answer (one line), or None when it is one."""
@@ -160,7 +161,11 @@ def assemble(sources: Sequence[Source], *, states: Mapping[str, str] | None = No
     if errored and not allow_errors:
         _refuse(errored)
     dropped = {e["question_id"] for e in errored}
-    rows = [AnswerRow(c.question_id, state, c.repeat, c.answer or "", c.doc_ids, c.question)
+    # where any call has steps, a call without took no step (an empty trajectory)
+    none: tuple[Step, ...] | None = () if any(c.steps is not None for _t, c, _s in calls) \
+        else None
+    rows = [AnswerRow(c.question_id, state, c.repeat, c.answer or "", c.doc_ids, c.question,
+                      steps=none if c.steps is None else c.steps)
             for state, c, _s in calls if c.question_id not in dropped]
     _check_grid(rows, calls)
     validate_answers(rows, path=sources[0].path)
