@@ -17,7 +17,7 @@ from snapaudit.stats import agreement as agreement_mod
 from snapaudit.stats import prefetch
 from snapaudit.stats.agreement import JudgeAgreement
 from snapaudit.stats.answer_form import median_words
-from snapaudit.stats.bootstrap import Bootstrapped
+from snapaudit.stats.bootstrap import Interval
 from snapaudit.stats.churn import PerQuestion, per_question
 from snapaudit.stats.cluster import Resampling, resampling
 from snapaudit.stats.config import AnalysisConfig as AnalysisConfig
@@ -50,7 +50,7 @@ from snapaudit.stats.trajectory_section import (
     first_divergence,
 )
 from snapaudit.stats.transitions import Transitions, transitions
-from snapaudit.stats.upper import upper_bootstrap
+from snapaudit.stats.upper import intervals
 from snapaudit.stats.utility import gold_scores
 from snapaudit.stats.verdict import Verdict, verdict_of
 from snapaudit.tables import AnswerRow, PairLabel
@@ -304,30 +304,25 @@ def _with_consistency(stats: KernelStats, grid: AnswerGrid, exact: ExactKernel,
 
 
 def _bounds(values: np.ndarray, res: Resampling, config: AnalysisConfig, repeats: int
-            ) -> tuple[Bootstrapped, Bootstrapped]:
-    """The joint bootstrap of the kernels' D_i (columns of ``values``), and the one the upper
-    bounds are read from (:mod:`snapaudit.stats.upper`)."""
-    boot = res.intervals(values, config.draws, config.seed, method=config.bootstrap,
-                         repeats=repeats)
-    return boot, upper_bootstrap(values, res, config.draws, config.seed,
-                                 method=config.bootstrap, repeats=repeats)
+            ) -> tuple[Interval, ...]:
+    """The interval of each kernel's D_i (columns of ``values``, jointly bootstrapped; upper
+    bounds by :mod:`snapaudit.stats.upper`)."""
+    return intervals(values, res, config.draws, config.seed, method=config.bootstrap,
+                     repeats=repeats)
 
 
 def _kernel_stats(grid: AnswerGrid, kernels: Mapping[str, Kernel],
                   pq: Mapping[str, PerQuestion], config: AnalysisConfig,
-                  boot: tuple[Bootstrapped, Bootstrapped]) -> dict[str, KernelStats]:
-    """Within, cross, D and the interval of every kernel (``boot``: :func:`_bounds`, columns
-    in kernel order)."""
-    names = list(kernels)
+                  ivs: Sequence[Interval]) -> dict[str, KernelStats]:
+    """Within, cross, D and the interval of every kernel (``ivs``: :func:`_bounds`, in
+    kernel order)."""
     out: dict[str, KernelStats] = {}
-    for col, name in enumerate(names):
-        iv = boot[0].summary(col, scale=100.0)
-        ucb95 = boot[1].summary(col, scale=100.0).ucb95
+    for name, iv in zip(kernels, ivs, strict=True):
         extra: dict[str, int | str | None] = {}
         kernel = kernels[name]
         if isinstance(kernel, SemanticKernel):
             tri = nontransitive_counts(kernel, grid, (config.old, config.new))
             extra = {"judge": kernel.judge, "nontransitive_triangles": int(tri.sum()),
                      "nontransitive_questions": int((tri > 0).sum())}
-        out[name] = kernel_stats(name, pq[name], replace(iv, ucb95=ucb95), **extra)
+        out[name] = kernel_stats(name, pq[name], iv, **extra)
     return out

@@ -14,7 +14,7 @@ Written only when some row of the compared states carries turn answers.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from snapaudit.stats.kernels import AnswerGrid, ExactKernel
 from snapaudit.stats.kernelstats import KernelStats, kernel_stats
 from snapaudit.stats.normalize import Normalizer
 from snapaudit.stats.trajectory import row_cells
-from snapaudit.stats.upper import upper_bootstrap
+from snapaudit.stats.upper import intervals
 from snapaudit.tables import AnswerRow, AnswerTable
 from snapaudit.tables.answertable import CellMap
 
@@ -87,12 +87,8 @@ def conversation(rows: Sequence[AnswerRow], grid: AnswerGrid, normalize: Normali
                          CellMap(qids, states, grid.repeats, flat),
                          CellMap(qids, states, grid.repeats, [None] * len(flat)))
         pq = per_question(sub, ExactKernel(sub, normalize), old, new)
-        sub_res, values = res.subset(keep), pq.d[:, None]
-        boot = sub_res.intervals(values, config.draws, config.seed, method=config.bootstrap,
-                                 repeats=grid.repeats)
-        upper = upper_bootstrap(values, sub_res, config.draws, config.seed,
-                                method=config.bootstrap, repeats=grid.repeats)
-        iv = replace(boot.summary(0, 100.0), ucb95=upper.summary(0, 100.0).ucb95)
+        (iv,) = intervals(pq.d[:, None], res.subset(keep), config.draws, config.seed,
+                          method=config.bootstrap, repeats=grid.repeats)
         return TurnStats(turn, len(qids), kernel_stats("exact", pq, iv))
 
     turns = tuple(stats(j, counts >= j, j - 1) for j in range(1, int(counts.max()) + 1))

@@ -19,9 +19,11 @@ mean D_i is 0 (docs/analysis.md, "Sequential looks").
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from snapaudit.stats.bootstrap import Bootstrapped, Method
+from snapaudit.stats.bootstrap import Bootstrapped, Interval, Method
 from snapaudit.stats.cluster import Resampling
 
 TOP = 1.0  # the top of every kernel's D_i range: the upper bound's pseudo-question
@@ -42,3 +44,14 @@ def upper_bootstrap(values: np.ndarray, res: Resampling, draws: int, seed: int, 
     """The bootstrap the upper bounds of ``values``' column means are read from."""
     padded, pres = with_top(values, res)
     return pres.intervals(padded, draws, seed, method=method, repeats=repeats)
+
+
+def intervals(values: np.ndarray, res: Resampling, draws: int, seed: int, *, method: Method,
+              repeats: int, scale: float = 100.0) -> tuple[Interval, ...]:
+    """Each column's interval of the joint bootstrap of ``values``, its ``ucb95`` read from
+    :func:`upper_bootstrap` (every reported upper bound of D)."""
+    boot = res.intervals(values, draws, seed, method=method, repeats=repeats)
+    upper = upper_bootstrap(values, res, draws, seed, method=method, repeats=repeats)
+    return tuple(replace(boot.summary(col, scale=scale),
+                         ucb95=upper.summary(col, scale=scale).ucb95)
+                 for col in range(values.shape[1]))
