@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from snapaudit.adapters.common import DocIdError
-from snapaudit.adapters.trajectory import model_order, step_input
+from snapaudit.adapters.trajectory import model_order
 from snapaudit.systems.python import PythonCall, to_outcome
+from snapaudit.tables.steps import step_input
 from tests.adapters.agent_world import (
     QUESTION,
     V1,

@@ -8,7 +8,7 @@
 
 * the steps, from LangChain's own callbacks (a handler on the call's config): one per tool
   run (``on_tool_start`` / ``on_tool_end``): the tool's name, its arguments
-  (:func:`snapaudit.adapters.trajectory.step_input`), the documents it returned and its
+  (:func:`snapaudit.tables.steps.step_input`), the documents it returned and its
   output text. The documents are those of the retrievers that ran inside the tool
   (``on_retriever_end`` under the tool's run: ``create_retriever_tool``, or a ``@tool`` that
   calls ``retriever.invoke``), else the tool's artifact when it is a list of documents

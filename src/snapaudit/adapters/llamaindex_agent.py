@@ -5,7 +5,7 @@
 workflow's own event stream (``handler.stream_events()``), the answer from its output.
 
 * One step per ``ToolCallResult`` event: the tool's name, its arguments (``tool_kwargs``,
-  :func:`snapaudit.adapters.trajectory.step_input`), the documents it returned and its output
+  :func:`snapaudit.tables.steps.step_input`), the documents it returned and its output
   text (``ToolOutput.content``). The documents are the tool's raw output when it is a list of
   nodes (``RetrieverTool``: ``NodeWithScore``), or the source nodes of a response it returned
   (``QueryEngineTool``); their ids as the pipeline adapter takes them (``node_id`` or

@@ -19,24 +19,12 @@ texts when every one has a text) and the steps.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from snapaudit.adapters.common import answer_text, doc_ids, doc_text
-
-
-def step_input(args: Any) -> str:
-    """The arguments of one tool call as the step's ``input`` (see the module doc)."""
-    if isinstance(args, str):
-        return args
-    if isinstance(args, Mapping) and len(args) == 1:
-        (value,) = args.values()
-        if isinstance(value, str):
-            return value
-    return json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      default=repr)
+from snapaudit.tables.steps import step_input
 
 
 def make_step(tool: str, args: Any, items: Sequence[Any] | None, output: str | None,

@@ -14,6 +14,7 @@ equal records.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any
 
@@ -29,6 +30,21 @@ FIELDS = ("tool", "input", "doc_ids", "output")
 
 class StepsError(ValueError):
     """A ``steps`` value that is not a valid trajectory (the message is one line)."""
+
+
+def step_input(args: Any) -> str:
+    """The arguments of one tool call as a step's ``input`` (the agent adapters' and the
+    inspect_ai import's): a string as is, a single string argument as is (a search tool's
+    query), anything else as canonical JSON (sorted keys, no spaces; a value JSON cannot hold
+    written as its ``repr``), so equal arguments give equal inputs in any order."""
+    if isinstance(args, str):
+        return args
+    if isinstance(args, Mapping) and len(args) == 1:
+        (value,) = args.values()
+        if isinstance(value, str):
+            return value
+    return json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=repr)
 
 
 # a trajectory as msgspec checks it (a typed answers line's ``steps``: snapaudit.tables.jsonl)

@@ -37,10 +37,9 @@ from inspect_ai.log import (
 )
 
 from snapaudit.errors import InputError
-from snapaudit.hashing import canonical_json
 from snapaudit.tables.foreign.common import Call, ReadOptions, Source, one_line
 from snapaudit.tables.records import Step
-from snapaudit.tables.steps import StepsError, parse_steps
+from snapaudit.tables.steps import StepsError, parse_steps, step_input
 
 TOOL = "inspect_ai"
 STATE_FROM = ("model", "task-version")
@@ -131,12 +130,8 @@ def _steps(messages: Any, key: str, path: str, record: str) -> tuple[Step, ...] 
 
 
 def _step(call: Any, result: Any, key: str) -> dict[str, Any]:
-    args = call.arguments
-    if isinstance(args, dict) and len(args) == 1 and isinstance(next(iter(args.values())), str):
-        text = next(iter(args.values()))
-    else:
-        text = canonical_json(args)
-    step = {"tool": call.function, "input": text, "doc_ids": _result_ids(result, key)}
+    step = {"tool": call.function, "input": step_input(call.arguments),
+            "doc_ids": _result_ids(result, key)}
     if result is not None:
         error = result.error
         step["output"] = result.text or (f"{error.type}: {error.message}" if error else "")
