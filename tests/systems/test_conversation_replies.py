@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from snapaudit.errors import TransportInvalid
-from snapaudit.systems.http import render_body, with_turns
+from snapaudit.systems.http import request_body
 from snapaudit.systems.python import to_outcome
 
 TURNS = ("hello", "and then?")
@@ -44,12 +44,11 @@ def test_a_bad_reply_is_one_schema_failure(value: Any, turns: tuple[str, ...] | 
 
 
 def test_the_http_body_carries_the_turns() -> None:
-    template = {"q": "{question}"}
-    body = render_body(template, {"question": "hello"})
-    assert with_turns(body, TURNS, template) == {"q": "hello", "turns": list(TURNS)}
-    assert with_turns(body, None, template) == {"q": "hello"}  # a single-turn question
+    template, values = {"q": "{question}"}, {"question": "hello"}
+    assert request_body(template, values, None, TURNS) == {"q": "hello", "turns": list(TURNS)}
+    assert request_body(template, values, None, None) == {"q": "hello"}  # a single question
     placed = {"input": {"q": "{question}", "history": "{turns}"}}
-    body = render_body(placed, {"question": "hello"})
-    assert with_turns(body, TURNS, placed) == {"input": {"q": "hello",
-                                                         "history": list(TURNS)}}
-    assert with_turns(body, None, placed) == {"input": {"q": "hello", "history": None}}
+    assert request_body(placed, values, None, TURNS) == {"input": {"q": "hello",
+                                                                   "history": list(TURNS)}}
+    assert request_body(placed, values, None, None) == {"input": {"q": "hello",
+                                                                  "history": None}}

@@ -45,27 +45,34 @@ EVIDENCE = "{evidence}"
 TURNS = "{turns}"
 
 
-def render_body(template: Any, values: dict[str, str], evidence: Any = None) -> Any:
+def render_body(template: Any, values: dict[str, str], evidence: Any = None,
+                turns: list[str] | None = None) -> Any:
     """Substitute template variables in every string value of a JSON-like template; a value
-    that is exactly ``"{evidence}"`` becomes ``evidence``."""
+    that is exactly ``"{evidence}"`` becomes ``evidence``, one exactly ``"{turns}"``
+    becomes ``turns``."""
     if template == EVIDENCE:
         return evidence
+    if template == TURNS:
+        return turns
     if isinstance(template, str):
         return _VAR.sub(lambda m: values[m.group(1)], template)
     if isinstance(template, dict):
-        return {k: render_body(v, values, evidence) for k, v in template.items()}
+        return {k: render_body(v, values, evidence, turns) for k, v in template.items()}
     if isinstance(template, list):
-        return [render_body(v, values, evidence) for v in template]
+        return [render_body(v, values, evidence, turns) for v in template]
     return template
 
 
-def with_turns(body: Any, turns: tuple[str, ...] | None, template: Any) -> Any:
-    """``body`` with a conversation's ``turns`` (a list of strings): in the template's fields
-    whose whole value is ``"{turns}"``, else as a top-level ``turns`` field; unchanged for
-    a single-turn question (a ``"{turns}"`` field is then null)."""
-    if not _has(template, TURNS):
-        return body if turns is None else {**body, "turns": list(turns)}
-    return _put(body, template, None if turns is None else list(turns))
+def request_body(template: Any, values: dict[str, str], evidence: Any,
+                 turns: tuple[str, ...] | None) -> Any:
+    """The rendered body of one call; a conversation's ``turns`` (a list of strings) go in
+    the template's fields whose whole value is ``"{turns}"``, else in a top-level ``turns``
+    field (a single-turn question: unchanged, a ``"{turns}"`` field null)."""
+    listed = None if turns is None else list(turns)
+    body = render_body(template, values, evidence, listed)
+    if listed is None or _has(template, TURNS):
+        return body
+    return {**body, "turns": listed}
 
 
 def _has(template: Any, marker: str) -> bool:
@@ -74,16 +81,6 @@ def _has(template: Any, marker: str) -> bool:
     if isinstance(template, dict):
         return any(_has(v, marker) for v in template.values())
     return isinstance(template, list) and any(_has(v, marker) for v in template)
-
-
-def _put(body: Any, template: Any, value: Any) -> Any:
-    if template == TURNS:
-        return value
-    if isinstance(template, dict):
-        return {k: _put(body[k], t, value) for k, t in template.items()}
-    if isinstance(template, list):
-        return [_put(b, t, value) for b, t in zip(body, template, strict=True)]
-    return body
 
 
 def takes_evidence(template: Any) -> bool:
@@ -151,8 +148,7 @@ class HttpSystem:
                   "state": call.state, "repeat": str(call.repeat), "seed": str(call.seed)}
         docs = ([{"id": i, "url": u, "text": t} for i, u, t in call.evidence.documents]
                 if call.evidence is not None and self.accepts_evidence else None)
-        body = with_turns(render_body(self.config.body_template, values, docs), call.turns,
-                          self.config.body_template)
+        body = request_body(self.config.body_template, values, docs, call.turns)
         start = time.monotonic()
         headers = self._headers()
         replica, reply = await call_replica(
